@@ -1,0 +1,49 @@
+# pyhudi — one command surface. `make help` lists the targets.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export PYSPARK_PYTHON   := $(abspath $(BIN)/python)
+export SPARK_LOCAL_IP   := 127.0.0.1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help install demo test test-fast lint format bench clean check-java
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: python3 (3.10+) is required"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## create .venv/ and install pyhudi with its test extras
+
+check-java:
+	@scripts/check-java
+
+demo: check-java install ## write, update, time-travel and read a demo table under ./demo-data/
+	$(BIN)/pyhudi demo --path demo-data
+
+test: check-java install ## run the whole test suite (unit, property, Spark, interop)
+	$(BIN)/python -m pytest -q
+
+test-fast: install ## run only the tests that need no Spark
+	$(BIN)/python -m pytest -q tests/unit tests/property
+
+lint: install ## ruff (lint + format check) and mypy
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+format: install ## apply ruff formatting and safe fixes
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+bench: check-java install ## run the benchmarks, write bench/results.json
+	$(BIN)/python -m bench.run
+
+clean: ## remove the venv, caches and demo data
+	rm -rf $(VENV) demo-data .pytest_cache .mypy_cache .ruff_cache

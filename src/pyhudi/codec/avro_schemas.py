@@ -1,0 +1,105 @@
+"""Hudi's Avro schemas (the `.avsc` files of release-0.14.0) and single-record Avro containers.
+
+Timeline plans and metadata (`.compaction.requested`, `.clean`, `.rollback`, ...) are Avro Object
+Container Files holding exactly one record, null codec (reference §2.3):
+
+| bytes            | content                                                        |
+|------------------|----------------------------------------------------------------|
+| `Obj\\x01`        | magic                                                          |
+| map              | file metadata: `avro.schema` (Hudi writes no `avro.codec`)     |
+| 16 bytes         | sync marker                                                    |
+| long, long, ...  | one block: record count (1), byte size, the record, the sync   |
+
+The `.avsc` files carry Java-style comments and refer to each other's named types, so they are
+loaded together: comments stripped, then parsed in dependency order into one named-type space.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import fastavro
+
+from pyhudi.exceptions import CorruptFileError
+
+NAMESPACE = "org.apache.hudi.avro.model"
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)
+# Files that are not 0.14 schemas (later versions, or generated helpers).
+_SKIP_SUFFIXES = (".master-1.2.avsc", ".v8.avsc", ".resolved.avsc")
+
+
+def _strip_comments(text: str) -> str:
+    return _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", text))
+
+
+def _raw_schemas() -> dict[str, Any]:
+    folder = resources.files("pyhudi.codec").joinpath("avsc")
+    raw: dict[str, Any] = {}
+    for entry in folder.iterdir():
+        name = entry.name
+        if not name.endswith(".avsc") or name.endswith(_SKIP_SUFFIXES):
+            continue
+        raw[name] = json.loads(_strip_comments(entry.read_text(encoding="utf-8")))
+    return raw
+
+
+@cache
+def _named_schemas() -> dict[str, Any]:
+    pending = _raw_schemas()
+    named: dict[str, Any] = {}
+    while pending:
+        progressed = False
+        for file_name, schema in list(pending.items()):
+            try:
+                fastavro.parse_schema(schema, named_schemas=named)
+            except fastavro.schema.UnknownType:
+                continue
+            del pending[file_name]
+            progressed = True
+        if not progressed:
+            raise RuntimeError(f"unresolvable Hudi Avro schemas: {sorted(pending)}")
+    return named
+
+
+def schema(name: str) -> Any:
+    """The parsed schema of a Hudi Avro record, e.g. `schema("HoodieCleanerPlan")`."""
+    named = _named_schemas()
+    full = name if "." in name else f"{NAMESPACE}.{name}"
+    try:
+        return named[full]
+    except KeyError:
+        raise KeyError(f"no Hudi Avro schema named {name!r}") from None
+
+
+def encode_container(record_name: str, record: dict[str, Any]) -> bytes:
+    """One record in an Avro container file, the way Hudi serializes timeline metadata."""
+    out = io.BytesIO()
+    fastavro.writer(out, schema(record_name), [record], codec="null", validator=True)
+    return out.getvalue()
+
+
+def decode_container(data: bytes, *, what: str = "Avro metadata") -> dict[str, Any]:
+    """The first record of an Avro container file (Hudi reads only the first)."""
+    try:
+        for record in fastavro.reader(io.BytesIO(data)):
+            return dict(record)
+    except (ValueError, EOFError, StopIteration, fastavro.read.SchemaResolutionError) as err:
+        raise CorruptFileError(f"cannot decode {what}: {err}") from err
+    raise CorruptFileError(f"{what} holds no record")
+
+
+def encode_record(record_name: str, record: dict[str, Any]) -> bytes:
+    """Schemaless Avro binary of one record (no container), e.g. delete-block payloads."""
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, schema(record_name), record)
+    return out.getvalue()
+
+
+def decode_record(record_name: str, data: bytes) -> dict[str, Any]:
+    return dict(fastavro.schemaless_reader(io.BytesIO(data), schema(record_name), None))

@@ -1,0 +1,51 @@
+"""The pyhudi error tree: one root, a few subclasses; builtins where Python has the right one."""
+
+from __future__ import annotations
+
+
+class HudiError(Exception):
+    """Root of every error pyhudi raises on purpose."""
+
+
+class ConfigError(HudiError, ValueError):
+    """An option is unknown where it must be known, missing, or has a value that cannot be used."""
+
+
+class TableNotFoundError(HudiError, FileNotFoundError):
+    """The path holds no Hudi table (no `.hoodie/hoodie.properties`)."""
+
+
+class TableExistsError(HudiError):
+    """A table was to be created where one already exists."""
+
+
+class UnsupportedVersionError(HudiError):
+    """The table version (or log/plan version) is one pyhudi cannot read or write."""
+
+
+class CorruptFileError(HudiError):
+    """A file of the table cannot be decoded (timeline file, log block, properties, ...)."""
+
+
+class CommitConflictError(HudiError):
+    """The timeline changed underneath a write, or an instant file already exists."""
+
+
+class SchemaMismatchError(HudiError):
+    """Incoming data does not fit the table schema (missing fields, narrowing, dropped key fields)."""
+
+
+class InvalidRecordError(HudiError):
+    """A record cannot be written: null record key, bad partition value, ..."""
+
+
+class UnsupportedOperationError(HudiError):
+    """The operation is valid Hudi but not possible on this table or through this entry point."""
+
+
+class PendingServiceError(HudiError):
+    """A pending table service (compaction, clustering) blocks the requested write."""
+
+
+class WriteError(HudiError):
+    """A write failed while running; the table was rolled back to its state before the write."""
