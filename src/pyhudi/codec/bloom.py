@@ -1,0 +1,419 @@
+"""Hudi's record-key bloom filter, as stored in base-file footers (reference §4.2, §4.4).
+
+Bytes before Base64, big-endian (Hadoop `Filter.write`/`BloomFilter.write`, Hudi
+`InternalDynamicBloomFilter.write`). SIMPLE = one row alone (offsets 0-12, then its bits). DYNAMIC_V0:
+
+| off | size            | field                                                                   |
+|-----|-----------------|-------------------------------------------------------------------------|
+| 0   | 4               | version int32 `-1` (positive = old unversioned format: it is `nbHash`)   |
+| 4   | 4               | `nbHash` int32 (30 with the defaults)                                   |
+| 8   | 1               | `hashType` int8 (`1` = MURMUR_HASH; `0` = JENKINS_HASH, unsupported)     |
+| 9   | 4               | `vectorSize` int32, bits per row (2587966 with the defaults)             |
+| 13  | 4               | `nr` int32, keys per row (= `num_entries`, 60000)                        |
+| 17  | 4               | `currentNbRecord` int32, keys added since the last row was opened        |
+| 21  | 4               | `matrixLength` int32, number of rows                                    |
+| 25  | 13 + ceil(vs/8) | each row: offsets 0-12 again, then bit `i` in byte `i >> 3`, mask `1 << (i & 7)` |
+
+Positions (Hadoop `HashFunction`): the key's UTF-8 bytes are hashed `nbHash` times with Hadoop's
+MurmurHash2 variant, each seeded with the previous hash (first seed 0); position `i` = `abs(h_i %
+vectorSize)` with Java's truncating `%`. Hadoop's tail is NOT reference MurmurHash2's: it XORs
+`b[-3] << 16`, `b[-2] << 8`, `b[-1]` (a 3-byte tail `t0 t1 t2` gives `t0<<16 ^ t1<<8 ^ t2`) with
+sign-extended Java bytes; the fixture keys `id:1,name:Alice` only match this way.
+
+Rows (`InternalDynamicBloomFilter.getActiveStandardBF`): keys go to the last row until `currentNbRecord`
+reaches `nr`; then a row is opened (count reset to 0) while `rows * nr < maxNr` (`max_entries`), so the
+defaults give at most 2 rows. Past the bound each key goes to a row chosen round-robin, starting with
+row 0 twice; `currentNbRecord` keeps counting. `maxNr` is not serialized: as in Hudi, a deserialized
+filter has `maxNr = 0` and never opens a row. Membership = all positions set in any one row. Key
+order matters only across rows, i.e. once more than `nr` keys were added.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import struct
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pyhudi.exceptions import CorruptFileError, InvalidRecordError, UnsupportedVersionError
+
+FOOTER_BLOOM_KEY = "org.apache.hudi.bloomfilter"
+LEGACY_FOOTER_BLOOM_KEY = "com.uber.hoodie.bloomfilter"
+FOOTER_TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+FOOTER_MIN_KEY = "hoodie_min_record_key"
+FOOTER_MAX_KEY = "hoodie_max_record_key"
+
+MURMUR_HASH = 1
+_VERSION = -1
+_HEADER = struct.Struct(">iibi")
+_DYNAMIC = struct.Struct(">iii")
+_M = np.uint32(0x5BD1E995)
+_BATCH = 1 << 16
+
+
+class BloomFilterTypeCode(str, Enum):
+    SIMPLE = "SIMPLE"
+    DYNAMIC_V0 = "DYNAMIC_V0"
+
+    @classmethod
+    def parse(cls, code: str | BloomFilterTypeCode | None) -> BloomFilterTypeCode:
+        """Case-insensitive like Hudi's `BloomFilterFactory`; None means SIMPLE."""
+        if code is None:
+            return cls.SIMPLE
+        try:
+            return cls(str(code.value if isinstance(code, cls) else code).upper())
+        except ValueError:
+            raise ValueError(f"Bloom Filter type code not recognizable {code!r}") from None
+
+
+def _key_buffers(keys: Any) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 (or raw) bytes of `keys` as one uint8 buffer plus int64 offsets (n + 1)."""
+    if isinstance(keys, pa.ChunkedArray):
+        arr = keys.combine_chunks()
+    elif isinstance(keys, pa.Array):
+        arr = keys
+    elif isinstance(keys, (str, bytes)):
+        raise TypeError("add_keys/might_contain_keys need an iterable of keys, not a single key")
+    else:
+        arr = pa.array(keys if isinstance(keys, np.ndarray) else list(keys))
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if arr.null_count:
+        raise InvalidRecordError("a record key for the bloom filter is null")
+    arr = arr.cast(pa.large_binary())
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    )
+    return data, offsets
+
+
+def _fix_length_rows(data: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+    """The bytes of keys of one `length` starting at `starts`, as an (n, length) uint8 matrix."""
+    n = len(starts)
+    if n and starts[-1] - starts[0] == (n - 1) * length and np.all(np.diff(starts) == length):
+        return data[starts[0] : starts[0] + n * length].reshape(n, length)
+    return data[starts[:, None] + np.arange(length)]
+
+
+def _sext(col: np.ndarray) -> np.ndarray:
+    """Java's `(int) byte` as uint32 bits."""
+    return col.view(np.int8).astype(np.int32).view(np.uint32)
+
+
+class _SameLengthKeys:
+    """Seed-independent parts of Hadoop MurmurHash for keys of one byte length."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        n, self.length = rows.shape
+        len4 = self.length // 4
+        k = np.ascontiguousarray(rows[:, : 4 * len4]).view("<u4").astype(np.uint32)
+        k *= _M
+        k ^= k >> np.uint32(24)
+        k *= _M
+        self.chunks = np.ascontiguousarray(k.T)  # (len4, n)
+        left = self.length - 4 * len4
+        self.tail: np.ndarray | None = None
+        if left:
+            tail = np.zeros(n, np.uint32)
+            for back in range(left, 0, -1):  # data[len - back] << 8 * (back - 1)
+                tail ^= _sext(rows[:, self.length - back]) << np.uint32(8 * (back - 1))
+            self.tail = tail
+
+    def hash(self, seed: np.ndarray) -> np.ndarray:
+        """One MurmurHash pass with per-key `seed` (uint32); returns uint32 bit patterns."""
+        h = seed ^ np.uint32(self.length)
+        for chunk in self.chunks:
+            h *= _M
+            h ^= chunk
+        if self.tail is not None:
+            h ^= self.tail
+            h *= _M
+        h ^= h >> np.uint32(13)
+        h *= _M
+        h ^= h >> np.uint32(15)
+        return h
+
+
+def _length_groups(keys: Any) -> tuple[int, list[tuple[np.ndarray, _SameLengthKeys]]]:
+    data, offsets = _key_buffers(keys)
+    lengths = np.diff(offsets)
+    groups = []
+    for length in np.unique(lengths):
+        idx = np.flatnonzero(lengths == length)
+        groups.append((idx, _SameLengthKeys(_fix_length_rows(data, offsets[idx], int(length)))))
+    return len(lengths), groups
+
+
+def murmur_hash(keys: Any, seed: int | np.ndarray = 0) -> np.ndarray:
+    """Hadoop `MurmurHash.hash(bytes, seed)` of each key (str as UTF-8, or bytes) as int32."""
+    n, groups = _length_groups(keys)
+    seeds = np.broadcast_to(np.asarray(seed, dtype=np.int64).astype(np.uint32), (n,))
+    out = np.empty(n, np.uint32)
+    for idx, group in groups:
+        out[idx] = group.hash(seeds[idx])
+    return out.view(np.int32)
+
+
+def hash_positions(keys: Any, nb_hash: int, vector_size: int) -> np.ndarray:
+    """Hadoop `HashFunction.hash`: the (n, nb_hash) bit positions of each key."""
+    n, groups = _length_groups(keys)
+    out = np.empty((n, nb_hash), np.int64)
+    for idx, group in groups:
+        if group.length == 0:
+            raise InvalidRecordError("key length must be > 0 for the bloom filter")
+        h = np.zeros(len(idx), np.uint32)
+        for i in range(nb_hash):
+            h = group.hash(h)
+            out[idx, i] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
+    return out
+
+
+def _batches(keys: Any) -> Iterable[Any]:
+    """Keys in slices of `_BATCH` so that the (n, nb_hash) positions stay small."""
+    if isinstance(keys, (str, bytes)):
+        raise TypeError("add_keys/might_contain_keys need an iterable of keys, not a single key")
+    if isinstance(keys, (pa.Array, pa.ChunkedArray, np.ndarray, list, tuple)):
+        seq = keys
+    else:
+        seq = list(keys)
+    for start in range(0, len(seq), _BATCH):
+        yield seq[start : start + _BATCH]
+
+
+def _read_header(buf: bytes, pos: int) -> tuple[int, int, int, int]:
+    """(nb_hash, hash_type, vector_size, new_pos) of a Hadoop `Filter` header."""
+    (ver,) = struct.unpack_from(">i", buf, pos)
+    if ver > 0:
+        raise UnsupportedVersionError(
+            "old unversioned bloom filter (Jenkins hash) is not supported"
+        )
+    if ver != _VERSION:
+        raise CorruptFileError(f"bloom filter: unsupported version {ver}")
+    _, nb_hash, hash_type, vector_size = _HEADER.unpack_from(buf, pos)
+    if hash_type != MURMUR_HASH:
+        raise UnsupportedVersionError(f"bloom filter hash type {hash_type} (only MURMUR_HASH=1)")
+    if nb_hash <= 0 or vector_size <= 0:
+        raise CorruptFileError(f"bloom filter: nbHash={nb_hash}, vectorSize={vector_size}")
+    return nb_hash, hash_type, vector_size, pos + _HEADER.size
+
+
+def _read_row(buf: bytes, pos: int, nb_hash: int, vector_size: int) -> tuple[np.ndarray, int]:
+    row_hashes, _, row_size, pos = _read_header(buf, pos)
+    if (row_hashes, row_size) != (nb_hash, vector_size):
+        raise CorruptFileError("bloom filter row does not match the filter's nbHash/vectorSize")
+    n_bytes = (vector_size + 7) // 8
+    if pos + n_bytes > len(buf):
+        raise CorruptFileError("bloom filter bytes are truncated")
+    raw = np.frombuffer(buf, np.uint8, n_bytes, pos)
+    bits = np.unpackbits(raw, count=vector_size, bitorder="little").view(np.bool_)
+    return bits, pos + n_bytes
+
+
+class BloomFilter(ABC):
+    """A Hudi bloom filter of record keys: rows of bits sharing `nb_hash` and `vector_size`."""
+
+    type_code: BloomFilterTypeCode
+
+    def __init__(
+        self, vector_size: int, nb_hash: int, rows: list[np.ndarray] | None = None
+    ) -> None:
+        self.vector_size = vector_size
+        self.nb_hash = nb_hash
+        self.hash_type = MURMUR_HASH
+        self.rows = rows if rows is not None else [np.zeros(vector_size, np.bool_)]
+
+    def add(self, key: str) -> None:
+        self.add_keys([key])
+
+    def might_contain(self, key: str) -> bool:
+        return bool(self.might_contain_keys([key])[0])
+
+    def add_keys(self, keys: Any) -> None:
+        """Add keys in order (order matters for DYNAMIC_V0 rows); hashing is vectorized."""
+        for batch in _batches(keys):
+            positions = hash_positions(batch, self.nb_hash, self.vector_size)
+            row_of_key = self._assign_rows(len(positions))
+            for r in np.unique(row_of_key):
+                self.rows[r][positions[row_of_key == r].ravel()] = True
+
+    def might_contain_keys(self, keys: Any) -> np.ndarray:
+        """Bool mask: the key may be in the filter (all its bits set in some row)."""
+        masks = [np.zeros(0, np.bool_)]
+        for batch in _batches(keys):
+            positions = hash_positions(batch, self.nb_hash, self.vector_size)
+            hit = np.zeros(len(positions), np.bool_)
+            for bits in self.rows:
+                hit |= bits[positions].all(axis=1)
+            masks.append(hit)
+        return np.concatenate(masks)
+
+    def serialize(self) -> str:
+        """The Base64 text Hudi stores in the footer (standard alphabet, padded, one line)."""
+        return base64.b64encode(self.to_bytes()).decode("ascii")
+
+    def _row_bytes(self) -> list[bytes]:
+        head = _HEADER.pack(_VERSION, self.nb_hash, self.hash_type, self.vector_size)
+        return [head + np.packbits(bits, bitorder="little").tobytes() for bits in self.rows]
+
+    @abstractmethod
+    def _assign_rows(self, n: int) -> np.ndarray:
+        """Row index of each of the next `n` keys, advancing the filter's counters."""
+
+    @abstractmethod
+    def to_bytes(self) -> bytes:
+        """The serialized bytes before Base64."""
+
+
+class SimpleBloomFilter(BloomFilter):
+    """Hudi `SimpleBloomFilter`: one Hadoop `BloomFilter`."""
+
+    type_code = BloomFilterTypeCode.SIMPLE
+
+    def _assign_rows(self, n: int) -> np.ndarray:
+        return np.zeros(n, np.int64)
+
+    def to_bytes(self) -> bytes:
+        return self._row_bytes()[0]
+
+
+class DynamicBloomFilter(BloomFilter):
+    """Hudi `HoodieDynamicBoundedBloomFilter` (`InternalDynamicBloomFilter`): bounded rows of filters."""
+
+    type_code = BloomFilterTypeCode.DYNAMIC_V0
+
+    def __init__(
+        self,
+        vector_size: int,
+        nb_hash: int,
+        nr: int,
+        max_nr: int,
+        rows: list[np.ndarray] | None = None,
+        current_nb_record: int = 0,
+    ) -> None:
+        super().__init__(vector_size, nb_hash, rows)
+        self.nr = nr
+        self.max_nr = max_nr
+        self.current_nb_record = current_nb_record
+        self.reached_max = False
+        self.cur_matrix_index = 0
+
+    def _assign_rows(self, n: int) -> np.ndarray:
+        parts: list[np.ndarray] = []
+        while n > 0:
+            if self.reached_max:
+                parts.append((self.cur_matrix_index + np.arange(n)) % len(self.rows))
+                self.cur_matrix_index += n
+                self.current_nb_record += n
+                break
+            if self.current_nb_record < self.nr:
+                take = min(n, self.nr - self.current_nb_record)
+                parts.append(np.full(take, len(self.rows) - 1))
+            elif _java_int(len(self.rows) * self.nr) < self.max_nr:
+                self.rows.append(np.zeros(self.vector_size, np.bool_))
+                self.current_nb_record = 0
+                continue
+            else:  # the bound is reached: this key goes to row 0, the round robin starts at 0 again
+                self.reached_max = True
+                take = 1
+                parts.append(np.zeros(1, np.int64))
+            self.current_nb_record += take
+            n -= take
+        self.current_nb_record = _java_int(self.current_nb_record)
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def to_bytes(self) -> bytes:
+        head = _HEADER.pack(_VERSION, self.nb_hash, self.hash_type, self.vector_size)
+        counts = _DYNAMIC.pack(self.nr, self.current_nb_record, len(self.rows))
+        return b"".join([head, counts, *self._row_bytes()])
+
+
+def _java_int(value: int) -> int:
+    """Wrap to a Java int (two's complement 32 bit)."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def bloom_sizes(num_entries: int, fpp: float) -> tuple[int, int]:
+    """(bitSize, numHashes) of Hudi's `BloomFilterUtils` for `num_entries` keys at rate `fpp`."""
+    bit_size = math.ceil(num_entries * (-math.log(fpp) / (math.log(2) * math.log(2))))
+    return bit_size, math.ceil(math.log(2) * bit_size / num_entries)
+
+
+def new_bloom_filter(
+    num_entries: int = 60000,
+    fpp: float = 1e-9,
+    type_code: str | BloomFilterTypeCode = BloomFilterTypeCode.DYNAMIC_V0,
+    max_entries: int = 100000,
+) -> BloomFilter:
+    """Hudi `BloomFilterFactory.createBloomFilter` with the `hoodie.index.bloom.*` settings."""
+    bit_size, nb_hash = bloom_sizes(num_entries, fpp)
+    if not 0 < bit_size < 2**31:
+        raise ValueError(f"bloom filter bit size {bit_size} out of range")
+    if BloomFilterTypeCode.parse(type_code) is BloomFilterTypeCode.SIMPLE:
+        return SimpleBloomFilter(bit_size, nb_hash)
+    return DynamicBloomFilter(bit_size, nb_hash, num_entries, max_entries)
+
+
+def deserialize_bloom_filter(
+    text: str | bytes, type_code: str | BloomFilterTypeCode | None = None
+) -> BloomFilter:
+    """Hudi `BloomFilterFactory.fromString`; a missing type code means SIMPLE."""
+    try:
+        buf = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise CorruptFileError(f"bloom filter is not valid Base64: {exc}") from exc
+    try:
+        nb_hash, _, vector_size, pos = _read_header(buf, 0)
+        if BloomFilterTypeCode.parse(type_code) is BloomFilterTypeCode.SIMPLE:
+            bits, _ = _read_row(buf, 0, nb_hash, vector_size)
+            return SimpleBloomFilter(vector_size, nb_hash, [bits])
+        nr, current, n_rows = _DYNAMIC.unpack_from(buf, pos)
+        pos += _DYNAMIC.size
+        rows = []
+        for _ in range(n_rows):
+            bits, pos = _read_row(buf, pos, nb_hash, vector_size)
+            rows.append(bits)
+    except struct.error as exc:
+        raise CorruptFileError(f"bloom filter bytes are truncated: {exc}") from exc
+    return DynamicBloomFilter(vector_size, nb_hash, nr, 0, rows, current)
+
+
+def footer_metadata(
+    bloom: BloomFilter | None, min_key: str | None, max_key: str | None
+) -> dict[str, str]:
+    """The Hudi footer entries (`HoodieBloomFilterWriteSupport.finalizeMetadata`)."""
+    meta: dict[str, str] = {}
+    if bloom is not None:
+        meta[FOOTER_BLOOM_KEY] = bloom.serialize()
+        if bloom.type_code is BloomFilterTypeCode.DYNAMIC_V0:
+            meta[FOOTER_TYPE_CODE_KEY] = bloom.type_code.value
+    if min_key is not None and max_key is not None:
+        meta[FOOTER_MIN_KEY] = min_key
+        meta[FOOTER_MAX_KEY] = max_key
+    return meta
+
+
+def read_footer_bloom(
+    metadata: Mapping[bytes, bytes] | Mapping[str, str] | None,
+) -> BloomFilter | None:
+    """The bloom filter of a parquet footer (pyarrow `FileMetaData.metadata`), or None."""
+    if not metadata:
+        return None
+    meta = {_text(k): v for k, v in metadata.items()}
+    value = meta.get(FOOTER_BLOOM_KEY, meta.get(LEGACY_FOOTER_BLOOM_KEY))
+    if value is None:
+        return None
+    code = meta.get(FOOTER_TYPE_CODE_KEY)
+    return deserialize_bloom_filter(value, None if code is None else _text(code))
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

@@ -1,0 +1,149 @@
+"""Commit metadata of completed write instants (§2.5, §2.6, §8).
+
+| table version | file                                        | encoding                                   |
+|---------------|---------------------------------------------|--------------------------------------------|
+| 6             | `.commit` `.deltacommit` `.replacecommit`   | Jackson JSON, fields in `HoodieWriteStat` order |
+| 6             | `.inflight` workload profile                | same JSON shape (or empty)                  |
+| 8             | same actions under `.hoodie/timeline/`      | Avro container (`Obj\\x01`), one record      |
+
+An empty file is valid and means empty metadata. Enum values are upper-case names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pyhudi.codec.avro_schemas import decode_container
+from pyhudi.exceptions import CorruptFileError
+from pyhudi.model.commit import CommitMetadata, WriteStat
+from pyhudi.model.enums import WriteOperationType
+
+_AVRO_MAGIC = b"Obj\x01"
+
+# (json name, attribute) in Jackson serialization order of HoodieWriteStat.
+_STAT_FIELDS = (
+    ("fileId", "file_id"),
+    ("path", "path"),
+    ("cdcStats", None),
+    ("prevCommit", "prev_commit"),
+    ("numWrites", "num_writes"),
+    ("numDeletes", "num_deletes"),
+    ("numUpdateWrites", "num_update_writes"),
+    ("numInserts", "num_inserts"),
+    ("totalWriteBytes", "total_write_bytes"),
+    ("totalWriteErrors", "total_write_errors"),
+    ("tempPath", None),
+    ("partitionPath", "partition_path"),
+    ("totalLogRecords", "total_log_records"),
+    ("totalLogFilesCompacted", "total_log_files_compacted"),
+    ("totalLogSizeCompacted", "total_log_size_compacted"),
+    ("totalUpdatedRecordsCompacted", "total_updated_records_compacted"),
+    ("totalLogBlocks", "total_log_blocks"),
+    ("totalCorruptLogBlock", "total_corrupt_log_blocks"),
+    ("totalRollbackBlocks", "total_rollback_blocks"),
+    ("fileSizeInBytes", "file_size_bytes"),
+    ("minEventTime", "min_event_time"),
+    ("maxEventTime", "max_event_time"),
+    ("runtimeStats", "runtime_stats"),
+)
+_DELTA_FIELDS = (
+    ("logVersion", "log_version"),
+    ("logOffset", "log_offset"),
+    ("baseFile", "base_file"),
+    ("logFiles", "log_files"),
+)
+
+
+def stat_to_json(stat: WriteStat) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, attribute in _STAT_FIELDS:
+        out[name] = None if attribute is None else _jsonable(getattr(stat, attribute))
+    if stat.is_delta:
+        for name, attribute in _DELTA_FIELDS:
+            out[name] = _jsonable(getattr(stat, attribute))
+        out["recordsStats"] = {"val": None}
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def stat_from_json(data: Mapping[str, Any]) -> WriteStat:
+    kwargs: dict[str, Any] = {}
+    for name, attribute in (*_STAT_FIELDS, *_DELTA_FIELDS):
+        if attribute is None or name not in data:
+            continue
+        value = data[name]
+        if attribute == "log_files" and value is not None:
+            value = tuple(value)
+        kwargs[attribute] = value
+    for counter in ("num_writes", "num_deletes", "num_update_writes", "num_inserts", "total_write_bytes"):
+        if kwargs.get(counter) is None:
+            kwargs[counter] = 0
+    kwargs.setdefault("file_id", data.get("fileId") or "")
+    kwargs.setdefault("path", None)
+    kwargs.setdefault("partition_path", None)
+    if kwargs.get("prev_commit") is None:
+        kwargs["prev_commit"] = "null"
+    return WriteStat(**kwargs)
+
+
+def encode_commit_metadata(metadata: CommitMetadata) -> bytes:
+    """Jackson-style JSON of `HoodieCommitMetadata` / `HoodieReplaceCommitMetadata`."""
+    doc: dict[str, Any] = {
+        "partitionToWriteStats": {
+            partition: [stat_to_json(s) for s in stats]
+            for partition, stats in metadata.partition_to_write_stats.items()
+        },
+        "compacted": metadata.compacted,
+        "extraMetadata": dict(metadata.extra_metadata),
+        "operationType": metadata.operation_type.value,
+    }
+    if metadata.partition_to_replace_file_ids is not None:
+        doc["partitionToReplaceFileIds"] = {
+            p: list(ids) for p, ids in metadata.partition_to_replace_file_ids.items()
+        }
+    return json.dumps(doc, indent=2, separators=(",", " : ")).encode("utf-8")
+
+
+def decode_commit_metadata(data: bytes, *, what: str = "commit metadata") -> CommitMetadata:
+    """JSON (v6) or Avro (v8) commit metadata; an empty file is empty metadata."""
+    if not data.strip():
+        return CommitMetadata()
+    if data.startswith(_AVRO_MAGIC):
+        doc = decode_container(data, what=what)
+    else:
+        try:
+            doc = json.loads(data)
+        except ValueError as err:
+            raise CorruptFileError(f"cannot parse {what} as JSON: {err}") from err
+    return _from_document(doc)
+
+
+def _from_document(doc: Mapping[str, Any]) -> CommitMetadata:
+    partition_stats = {
+        partition: tuple(stat_from_json(s) for s in (stats or []))
+        for partition, stats in (doc.get("partitionToWriteStats") or {}).items()
+    }
+    operation = doc.get("operationType") or "UNKNOWN"
+    try:
+        operation_type = WriteOperationType(str(operation).upper())
+    except ValueError:
+        operation_type = WriteOperationType.UNKNOWN
+    replaced = doc.get("partitionToReplaceFileIds")
+    return CommitMetadata(
+        partition_to_write_stats=partition_stats,
+        operation_type=operation_type,
+        extra_metadata={k: v for k, v in (doc.get("extraMetadata") or {}).items() if v is not None},
+        compacted=bool(doc.get("compacted") or False),
+        partition_to_replace_file_ids=(
+            {p: tuple(ids or ()) for p, ids in replaced.items()} if replaced is not None else None
+        ),
+    )

@@ -1,0 +1,158 @@
+"""One storage contract over `pyarrow.fs`, usable on the driver and in executors (picklable).
+
+Paths given to `Storage` methods are file-system paths (`/data/t/.hoodie/x`), as `pyarrow.fs`
+uses them; `uri(path)` turns one into what Spark and other engines take (`file:///data/t/...`).
+Timeline files need atomic create-if-absent: on local disks that is a hard link of a fully
+written temporary file (fails if the target exists); object stores have atomic PUTs but no
+conditional create, so there it is check-then-put (single writer, as Hudi assumes by default).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    path: str
+    size_bytes: int
+    is_dir: bool
+    mtime_ns: int | None = None
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+@dataclass(frozen=True)
+class Storage:
+    fs: pafs.FileSystem
+    scheme: str = "file"
+    authority: str = ""
+
+    @classmethod
+    def for_uri(cls, uri: str) -> tuple[Storage, str]:
+        """The storage of `uri` and the file-system path of it (local paths made absolute)."""
+        if "://" not in uri and not uri.startswith("file:"):
+            return cls(pafs.LocalFileSystem()), os.path.abspath(uri).rstrip("/") or "/"
+        if uri.startswith("file:"):
+            path = uri[len("file:") :]
+            while path.startswith("//"):
+                path = path[1:]
+            return cls(pafs.LocalFileSystem()), os.path.abspath(path).rstrip("/") or "/"
+        fs, path = pafs.FileSystem.from_uri(uri)
+        scheme, rest = uri.split("://", 1)
+        authority = rest.split("/", 1)[0]
+        return cls(fs, scheme, authority), path.rstrip("/")
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme == "file"
+
+    def uri(self, path: str) -> str:
+        if self.is_local:
+            return "file://" + path
+        prefix = f"{self.scheme}://"
+        return prefix + (path if path.startswith(self.authority) else f"{self.authority}/{path.lstrip('/')}")
+
+    # ---- reads -------------------------------------------------------------------------------
+    def read_bytes(self, path: str) -> bytes:
+        with self.fs.open_input_stream(path) as stream:
+            return stream.readall()
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return self.read_bytes(path).decode(encoding)
+
+    def open_input(self, path: str) -> IO[bytes]:
+        return self.fs.open_input_file(path)  # type: ignore[return-value]
+
+    def status(self, path: str) -> FileStatus | None:
+        info = self.fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            return None
+        return _status(info)
+
+    def exists(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def is_dir(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type == pafs.FileType.Directory
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        """Direct children of a folder; an empty list when it does not exist."""
+        selector = pafs.FileSelector(path, allow_not_found=True, recursive=False)
+        return [_status(info) for info in self.fs.get_file_info(selector)]
+
+    def walk_files(self, path: str) -> Iterator[FileStatus]:
+        selector = pafs.FileSelector(path, allow_not_found=True, recursive=True)
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File:
+                yield _status(info)
+
+    # ---- writes ------------------------------------------------------------------------------
+    def mkdirs(self, path: str) -> None:
+        self.fs.create_dir(path, recursive=True)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write (or replace) a file; via a temporary file and rename on local disks."""
+        self.mkdirs(posixpath.dirname(path))
+        if not self.is_local:
+            with self.fs.open_output_stream(path) as out:
+                out.write(data)
+            return
+        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+
+    def create_new(self, path: str, data: bytes = b"") -> None:
+        """Create a file that must not exist yet; raises `FileExistsError` if it does."""
+        self.mkdirs(posixpath.dirname(path))
+        if not self.is_local:
+            if self.exists(path):
+                raise FileExistsError(path)
+            with self.fs.open_output_stream(path) as out:
+                out.write(data)
+            return
+        tmp = posixpath.join(posixpath.dirname(path), f".{uuid.uuid4().hex}.creating")
+        with open(tmp, "wb") as out:
+            out.write(data)
+        try:
+            os.link(tmp, path)  # atomic, fails when the target exists
+        finally:
+            os.unlink(tmp)
+
+    def delete(self, path: str) -> bool:
+        """Delete a file; False when it was already gone."""
+        try:
+            self.fs.delete_file(path)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            if not self.exists(path):
+                return False
+            raise
+        return True
+
+    def delete_dir(self, path: str) -> None:
+        if self.exists(path):
+            self.fs.delete_dir(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        self.fs.move(src, dst)
+
+
+def _status(info: pafs.FileInfo) -> FileStatus:
+    return FileStatus(
+        path=info.path,
+        size_bytes=info.size if info.size is not None else 0,
+        is_dir=info.type == pafs.FileType.Directory,
+        mtime_ns=info.mtime_ns,
+    )

@@ -1,0 +1,138 @@
+"""`hoodie.properties` as a typed value (Hudi's `HoodieTableConfig`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from pyhudi.config import table as keys
+from pyhudi.exceptions import UnsupportedVersionError
+from pyhudi.model.enums import BaseFileFormat, TableType
+
+WRITABLE_VERSIONS = (6,)
+READABLE_VERSIONS = (6, 8)
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    props: Mapping[str, str]
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.props.get(key, default)
+
+    def with_changes(self, changes: Mapping[str, str | None]) -> TableConfig:
+        merged = dict(self.props)
+        for key, value in changes.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return replace(self, props=merged)
+
+    @property
+    def name(self) -> str:
+        return keys.NAME.get(self.props) or ""
+
+    @property
+    def database(self) -> str | None:
+        return keys.DATABASE.get(self.props)
+
+    @property
+    def table_type(self) -> TableType:
+        return TableType(keys.TYPE.get(self.props))
+
+    @property
+    def is_merge_on_read(self) -> bool:
+        return self.table_type is TableType.MERGE_ON_READ
+
+    @property
+    def version(self) -> int:
+        return keys.VERSION.get(self.props)
+
+    @property
+    def timeline_layout_version(self) -> int:
+        if keys.TIMELINE_LAYOUT_VERSION.is_set(self.props):
+            return keys.TIMELINE_LAYOUT_VERSION.get(self.props)
+        return 2 if self.version >= 8 else 1
+
+    @property
+    def base_file_format(self) -> BaseFileFormat:
+        return BaseFileFormat(keys.BASE_FILE_FORMAT.get(self.props))
+
+    @property
+    def record_key_fields(self) -> tuple[str, ...]:
+        return _fields(keys.RECORD_KEY_FIELDS.get(self.props))
+
+    @property
+    def partition_fields(self) -> tuple[str, ...]:
+        return _fields(keys.PARTITION_FIELDS.get(self.props))
+
+    @property
+    def precombine_field(self) -> str | None:
+        value = keys.PRECOMBINE_FIELD.get(self.props) or self.props.get("hoodie.table.ordering.fields")
+        return value or None
+
+    @property
+    def key_generator_class(self) -> str | None:
+        return keys.KEY_GENERATOR_CLASS.get(self.props) or self.props.get("hoodie.table.keygenerator.type")
+
+    @property
+    def hive_style_partitioning(self) -> bool:
+        return keys.HIVE_STYLE_PARTITIONING.get(self.props)
+
+    @property
+    def url_encode_partitioning(self) -> bool:
+        return keys.URL_ENCODE_PARTITIONING.get(self.props)
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        return keys.POPULATE_META_FIELDS.get(self.props)
+
+    @property
+    def drop_partition_columns(self) -> bool:
+        return keys.DROP_PARTITION_COLUMNS.get(self.props)
+
+    @property
+    def payload_class(self) -> str:
+        return keys.PAYLOAD_CLASS.get(self.props)
+
+    @property
+    def timeline_timezone_utc(self) -> bool:
+        return keys.TIMELINE_TIMEZONE.get(self.props) == "UTC"
+
+    @property
+    def archivelog_folder(self) -> str:
+        return keys.ARCHIVELOG_FOLDER.get(self.props)
+
+    @property
+    def create_schema(self) -> str | None:
+        return keys.CREATE_SCHEMA.get(self.props)
+
+    @property
+    def bootstrap_base_path(self) -> str | None:
+        return keys.BOOTSTRAP_BASE_PATH.get(self.props)
+
+    @property
+    def metadata_partitions(self) -> tuple[str, ...]:
+        return _fields(keys.METADATA_PARTITIONS.get(self.props))
+
+    def check_readable(self, path: str) -> None:
+        if self.version not in READABLE_VERSIONS:
+            raise UnsupportedVersionError(
+                f"table {path} has hoodie.table.version={self.version}; pyhudi reads versions "
+                f"{', '.join(map(str, READABLE_VERSIONS))} (Hudi 0.14/0.15 and 1.x)"
+            )
+
+    def check_writable(self, path: str) -> None:
+        self.check_readable(path)
+        if self.version not in WRITABLE_VERSIONS:
+            raise UnsupportedVersionError(
+                f"table {path} has hoodie.table.version={self.version}; pyhudi writes only version 6 "
+                "(Hudi 0.14/0.15). Reading it works; write it with Hudi 1.x."
+            )
+
+
+def _fields(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return tuple(part.strip() for part in value.split(",") if part.strip())

@@ -1,0 +1,153 @@
+"""A Spark-free handle on one table: storage, `hoodie.properties`, timeline and file-system view."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pyhudi.codec.properties import (
+    dump_partition_metadata,
+    dump_table_properties,
+    load_properties,
+    table_checksum,
+)
+from pyhudi.config import table as keys
+from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundError
+from pyhudi.fs_view import FileSystemView
+from pyhudi.model.instant import InstantTime
+from pyhudi.storage import Storage
+from pyhudi.table.config import TableConfig
+from pyhudi.timeline import META_FOLDER, ActiveTimeline, new_instant_time
+
+PROPERTIES_FILE = "hoodie.properties"
+PROPERTIES_BACKUP = "hoodie.properties.backup"
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+TEMP_FOLDER = ".temp"
+AUX_FOLDER = ".aux"
+#: Folders Hudi's `initTableAndGetMetaClient` creates (mirrored for tools that look for them).
+_INIT_FOLDERS = (".schema", TEMP_FOLDER, AUX_FOLDER, ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")
+
+
+@dataclass
+class TableContext:
+    storage: Storage
+    base_path: str
+    config: TableConfig
+    active: ActiveTimeline = field(repr=False)
+
+    # ---- opening and creating ------------------------------------------------------------------
+    @classmethod
+    def open(cls, uri: str) -> TableContext:
+        storage, base_path = Storage.for_uri(uri)
+        return cls.open_at(storage, base_path)
+
+    @classmethod
+    def open_at(cls, storage: Storage, base_path: str) -> TableContext:
+        config = TableConfig(_read_properties(storage, base_path))
+        config.check_readable(base_path)
+        active = ActiveTimeline.load(storage, base_path, config.timeline_layout_version)
+        return cls(storage, base_path, config, active)
+
+    @classmethod
+    def exists(cls, uri: str) -> bool:
+        storage, base_path = Storage.for_uri(uri)
+        meta = posixpath.join(base_path, META_FOLDER)
+        return storage.exists(posixpath.join(meta, PROPERTIES_FILE)) or storage.exists(
+            posixpath.join(meta, PROPERTIES_BACKUP)
+        )
+
+    @classmethod
+    def create(cls, uri: str, props: Mapping[str, str]) -> TableContext:
+        """Initialise `.hoodie/` and write `hoodie.properties` (with its checksum)."""
+        storage, base_path = Storage.for_uri(uri)
+        meta = posixpath.join(base_path, META_FOLDER)
+        if storage.exists(posixpath.join(meta, PROPERTIES_FILE)):
+            raise TableExistsError(f"a Hudi table already exists at {uri}")
+        entries = dict(props)
+        entries[keys.CHECKSUM.key] = str(table_checksum(entries[keys.NAME.key], entries.get(keys.DATABASE.key)))
+        for folder in (*_INIT_FOLDERS, keys.ARCHIVELOG_FOLDER.get(entries)):
+            storage.mkdirs(posixpath.join(meta, folder))
+        storage.create_new(posixpath.join(meta, PROPERTIES_FILE), dump_table_properties(entries))
+        return cls.open_at(storage, base_path)
+
+    # ---- paths ---------------------------------------------------------------------------------
+    @property
+    def meta_path(self) -> str:
+        return posixpath.join(self.base_path, META_FOLDER)
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri(self.base_path)
+
+    def path(self, relative: str) -> str:
+        return posixpath.join(self.base_path, relative) if relative else self.base_path
+
+    def partition_path(self, partition: str) -> str:
+        return self.path(partition)
+
+    def marker_folder(self, instant_time: str) -> str:
+        return posixpath.join(self.meta_path, TEMP_FOLDER, instant_time)
+
+    # ---- timeline and view --------------------------------------------------------------------
+    def reload(self) -> TableContext:
+        self.config = TableConfig(_read_properties(self.storage, self.base_path))
+        self.active.reload()
+        return self
+
+    def view(self) -> FileSystemView:
+        """A fresh file-system view (new listing) over the current timeline."""
+        extension = self.config.base_file_format.extension
+        return FileSystemView(self.storage, self.base_path, self.active, extension)
+
+    def new_instant_time(self) -> InstantTime:
+        return new_instant_time(self.active.timeline.times(), utc=self.config.timeline_timezone_utc)
+
+    # ---- hoodie.properties updates -------------------------------------------------------------
+    def update_properties(self, changes: Mapping[str, str | None]) -> None:
+        """Hudi's update protocol: backup, delete, rewrite, verify, drop the backup."""
+        meta = self.meta_path
+        current, backup = posixpath.join(meta, PROPERTIES_FILE), posixpath.join(meta, PROPERTIES_BACKUP)
+        config = self.config.with_changes(changes)
+        entries = dict(config.props)
+        entries[keys.CHECKSUM.key] = str(table_checksum(config.name, config.database))
+        self.storage.write_bytes(backup, dump_table_properties(self.config.props, updated=True))
+        self.storage.delete(current)
+        self.storage.write_bytes(current, dump_table_properties(entries, updated=True))
+        verified = TableConfig(load_properties(self.storage.read_bytes(current)))
+        if verified.get(keys.CHECKSUM.key) != entries[keys.CHECKSUM.key]:
+            raise CorruptFileError(f"hoodie.properties of {self.base_path} did not verify after update")
+        self.storage.delete(backup)
+        self.config = verified
+
+    # ---- partitions ----------------------------------------------------------------------------
+    def ensure_partition_metadata(self, partition: str, instant_time: str) -> None:
+        """Write `.hoodie_partition_metadata` into a partition that has none yet."""
+        target = posixpath.join(self.partition_path(partition), PARTITION_METAFILE)
+        if self.storage.exists(target):
+            return
+        depth = len(partition.split("/")) if partition else 0
+        try:
+            self.storage.create_new(target, dump_partition_metadata(instant_time, depth))
+        except FileExistsError:
+            pass  # another task created it first; its content is equivalent
+
+
+def _read_properties(storage: Storage, base_path: str) -> dict[str, str]:
+    meta = posixpath.join(base_path, META_FOLDER)
+    for name in (PROPERTIES_FILE, PROPERTIES_BACKUP):
+        path = posixpath.join(meta, name)
+        if storage.exists(path):
+            props = load_properties(storage.read_bytes(path))
+            _check_checksum(props, path)
+            return props
+    raise TableNotFoundError(f"no Hudi table at {storage.uri(base_path)} (missing .hoodie/{PROPERTIES_FILE})")
+
+
+def _check_checksum(props: Mapping[str, str], path: str) -> None:
+    stored = props.get(keys.CHECKSUM.key)
+    name = props.get(keys.NAME.key)
+    if stored is None or name is None:
+        return  # Hudi >= 0.15 validates only when present
+    if str(table_checksum(name, props.get(keys.DATABASE.key))) != stored.strip():
+        raise CorruptFileError(f"{path}: hoodie.table.checksum does not match the table name")

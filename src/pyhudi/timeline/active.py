@@ -1,0 +1,125 @@
+"""The active timeline on storage: loading instants and moving them through their states (§2).
+
+Layout version 1 (table version 6) never renames: each transition creates a new file next to the
+earlier ones, atomically and only if absent. Table version 8 (layout 2) is read-only here: files
+live under `.hoodie/timeline/` and completed ones carry their completion time.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from pyhudi.codec.commit_metadata import decode_commit_metadata
+from pyhudi.codec.file_names import instant_file_name, parse_instant_file
+from pyhudi.exceptions import CommitConflictError, UnsupportedVersionError
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.instant import Action, Instant, State
+from pyhudi.storage import Storage
+from pyhudi.timeline.timeline import Timeline
+
+META_FOLDER = ".hoodie"
+
+
+@dataclass
+class ActiveTimeline:
+    storage: Storage
+    base_path: str
+    layout_version: int = 1
+    timeline: Timeline = field(default_factory=Timeline)
+    _metadata_cache: dict[tuple[str, str], CommitMetadata] = field(default_factory=dict, repr=False)
+
+    @property
+    def meta_path(self) -> str:
+        return posixpath.join(self.base_path, META_FOLDER)
+
+    @property
+    def timeline_path(self) -> str:
+        if self.layout_version >= 2:
+            return posixpath.join(self.meta_path, "timeline")
+        return self.meta_path
+
+    @classmethod
+    def load(cls, storage: Storage, base_path: str, layout_version: int = 1) -> ActiveTimeline:
+        active = cls(storage, base_path, layout_version)
+        active.reload()
+        return active
+
+    def reload(self) -> ActiveTimeline:
+        """Re-list the timeline folder; per (time, action) only the highest state counts."""
+        best: dict[tuple[str, Action], Instant] = {}
+        for status in self.storage.list_dir(self.timeline_path):
+            if status.is_dir:
+                continue
+            instant = parse_instant_file(status.name)
+            if instant is None:
+                continue
+            key = (instant.time, instant.action.completed_action)
+            current = best.get(key)
+            if current is None or instant.state.rank > current.state.rank:
+                best[key] = instant
+        self.timeline = Timeline.of(best.values())
+        return self
+
+    # ---- content -----------------------------------------------------------------------------
+    def instant_path(self, instant: Instant) -> str:
+        if self.layout_version >= 2 and instant.is_completed and instant.completion_time:
+            name = f"{instant.time}_{instant.completion_time}.{instant.action.completed_action.value}"
+            return posixpath.join(self.timeline_path, name)
+        return posixpath.join(self.timeline_path, instant_file_name(instant))
+
+    def read_content(self, instant: Instant) -> bytes:
+        return self.storage.read_bytes(self.instant_path(instant))
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """Metadata of a completed write instant (cached; files are immutable)."""
+        key = (instant.time, instant.action.value)
+        cached = self._metadata_cache.get(key)
+        if cached is None:
+            what = f"commit metadata of {instant}"
+            cached = decode_commit_metadata(self.read_content(instant), what=what)
+            self._metadata_cache[key] = cached
+        return cached
+
+    # ---- transitions (layout 1 only) ---------------------------------------------------------
+    def _require_writable(self) -> None:
+        if self.layout_version != 1:
+            raise UnsupportedVersionError(
+                f"timeline layout {self.layout_version} (table version 8) is read-only in pyhudi"
+            )
+
+    def _create(self, instant: Instant, content: bytes) -> Instant:
+        self._require_writable()
+        path = self.instant_path(instant)
+        try:
+            self.storage.create_new(path, content)
+        except FileExistsError as err:
+            raise CommitConflictError(f"timeline file already exists: {path}") from err
+        self.timeline = Timeline.of([i for i in self.timeline if i.time != instant.time or
+                                     i.action.completed_action != instant.action.completed_action] + [instant])
+        return instant
+
+    def create_requested(self, time: str, action: Action, content: bytes = b"") -> Instant:
+        return self._create(Instant(time, action, State.REQUESTED), content)  # type: ignore[arg-type]
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        return self._create(Instant(instant.time, instant.action, State.INFLIGHT), content)
+
+    def complete(self, instant: Instant, content: bytes = b"") -> Instant:
+        return self._create(instant.with_state(State.COMPLETED), content)
+
+    def delete_pending_files(self, instant: Instant) -> None:
+        """Remove the requested and inflight files of a pending instant (after its rollback)."""
+        self._require_writable()
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(self.instant_path(Instant(instant.time, instant.action, state)))
+        self.timeline = self.timeline.filter(lambda i: not (i.time == instant.time and i.action == instant.action))
+
+    def revert_inflight_to_requested(self, instant: Instant) -> Instant:
+        """Drop the inflight file so a plan (compaction, clustering) can be executed again."""
+        self._require_writable()
+        self.storage.delete(self.instant_path(Instant(instant.time, instant.action, State.INFLIGHT)))
+        reverted = Instant(instant.time, instant.action, State.REQUESTED)
+        others = [i for i in self.timeline if not (i.time == instant.time and i.action == instant.action)]
+        self.timeline = Timeline.of([*others, reverted])
+        return reverted
