@@ -1,3 +1,41 @@
-"""pyhudi: Apache Hudi tables (table version 6) on PySpark, with no Hudi jars."""
+"""pyhudi: Apache Hudi tables (table version 6) written and read on PySpark, with no Hudi jars.
+
+    import pyhudi
+    result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
+    df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
+"""
+
+from pyhudi.api import HudiTable, read, write
+from pyhudi.exceptions import (
+    CommitConflictError,
+    ConfigError,
+    CorruptFileError,
+    HudiError,
+    InvalidRecordError,
+    PendingServiceError,
+    SchemaMismatchError,
+    TableNotFoundError,
+    UnsupportedOperationError,
+    UnsupportedVersionError,
+    WriteError,
+)
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "CommitConflictError",
+    "ConfigError",
+    "CorruptFileError",
+    "HudiError",
+    "HudiTable",
+    "InvalidRecordError",
+    "PendingServiceError",
+    "SchemaMismatchError",
+    "TableNotFoundError",
+    "UnsupportedOperationError",
+    "UnsupportedVersionError",
+    "WriteError",
+    "__version__",
+    "read",
+    "write",
+]

@@ -67,14 +67,47 @@ def _named_schemas() -> dict[str, Any]:
     return named
 
 
+@cache
 def schema(name: str) -> Any:
-    """The parsed schema of a Hudi Avro record, e.g. `schema("HoodieCleanerPlan")`."""
+    """The self-contained parsed schema of a Hudi Avro record, e.g. `schema("HoodieCleanerPlan")`.
+
+    Named types defined in other files are inlined at their first use, so fastavro can write and
+    read it without a shared name registry.
+    """
     named = _named_schemas()
     full = name if "." in name else f"{NAMESPACE}.{name}"
-    try:
-        return named[full]
-    except KeyError:
-        raise KeyError(f"no Hudi Avro schema named {name!r}") from None
+    if full not in named:
+        raise KeyError(f"no Hudi Avro schema named {name!r}")
+    return fastavro.parse_schema(_inline(named[full], named, set()))
+
+
+def _inline(node: Any, named: dict[str, Any], seen: set[str]) -> Any:
+    if isinstance(node, str):
+        full = node if node in named else f"{NAMESPACE}.{node}"
+        if full in named and full not in seen:
+            return _inline(named[full], named, seen)
+        return node
+    if isinstance(node, list):
+        return [_inline(item, named, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    if out.get("type") in ("record", "error", "enum", "fixed") and "name" in out:
+        seen.add(out["name"] if "." in out["name"] else f"{out.get('namespace', NAMESPACE)}.{out['name']}")
+    if "fields" in out:
+        out["fields"] = [{**f, "type": _inline(f["type"], named, seen)} for f in out["fields"]]
+    for key in ("items", "values"):
+        if key in out:
+            out[key] = _inline(out[key], named, seen)
+    if isinstance(out.get("type"), list | dict) or (isinstance(out.get("type"), str) and out["type"] not in _PRIMITIVE_OR_COMPLEX):
+        out["type"] = _inline(out["type"], named, seen)
+    return out
+
+
+_PRIMITIVE_OR_COMPLEX = {
+    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
+    "record", "error", "enum", "array", "map", "fixed",
+}
 
 
 def encode_container(record_name: str, record: dict[str, Any]) -> bytes:

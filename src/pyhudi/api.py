@@ -1,0 +1,133 @@
+"""The public surface: `write`, `read`, and `HudiTable` for inspection and table services."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.file import FileGroup, FileSlice
+from pyhudi.model.instant import Instant
+from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from pyhudi.writer.pipeline import CommitResult
+
+
+def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
+    """Write a Spark DataFrame into the Hudi table at `path`, with Apache Hudi's option keys.
+
+    >>> pyhudi.write(df, "/data/trips", {"hoodie.table.name": "trips",  # doctest: +SKIP
+    ...     "hoodie.datasource.write.recordkey.field": "uuid",
+    ...     "hoodie.datasource.write.partitionpath.field": "city",
+    ...     "hoodie.datasource.write.precombine.field": "ts",
+    ...     "hoodie.datasource.write.operation": "upsert"})
+    """
+    from pyhudi.spark.datasource import register
+    from pyhudi.writer.pipeline import write as _write
+
+    register(df.sparkSession)
+    return _write(df, path, options)
+
+
+def read(
+    spark: SparkSession, path: str, options: Mapping[str, str] | None = None, *, filters: Sequence[tuple[str, str, Any]] = ()
+) -> DataFrame:
+    """Read a Hudi table: snapshot (default), `read_optimized`, `incremental`, or `as.of.instant`.
+
+    `filters` are `(column, op, value)` tuples; filters on partition columns prune partitions.
+    """
+    from pyhudi.reader.dataframe import read as _read
+    from pyhudi.spark.datasource import register
+
+    register(spark)
+    return _read(spark, path, options, filters=filters)
+
+
+class HudiTable:
+    """A Hudi table on storage: inspect its timeline, file groups and schema; run table services."""
+
+    def __init__(self, path: str) -> None:
+        self._ctx = TableContext.open(path)
+
+    @classmethod
+    def open(cls, path: str) -> HudiTable:
+        return cls(path)
+
+    @property
+    def context(self) -> TableContext:
+        return self._ctx
+
+    def refresh(self) -> HudiTable:
+        self._ctx.reload()
+        return self
+
+    @property
+    def path(self) -> str:
+        return self._ctx.uri
+
+    @property
+    def name(self) -> str:
+        return self._ctx.config.name
+
+    @property
+    def table_type(self) -> str:
+        return self._ctx.config.table_type.value
+
+    @property
+    def is_merge_on_read(self) -> bool:
+        return self._ctx.config.is_merge_on_read
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return dict(self._ctx.config.props)
+
+    @property
+    def timeline(self) -> list[Instant]:
+        """Every instant of the active timeline (pending ones included), oldest first."""
+        return list(self._ctx.active.timeline)
+
+    def commits(self) -> list[Instant]:
+        """Completed commit, deltacommit and replacecommit instants, oldest first."""
+        return list(self._ctx.active.timeline.commits())
+
+    def commit_metadata(self, instant: Instant | str) -> CommitMetadata:
+        if isinstance(instant, str):
+            found = self._ctx.active.timeline.commits().find(instant)
+            if found is None:
+                raise KeyError(f"no completed commit {instant} in {self.path}")
+            instant = found
+        return self._ctx.active.commit_metadata(instant)
+
+    @property
+    def latest_instant_time(self) -> str | None:
+        last = self._ctx.active.timeline.commits().last
+        return last.time if last else None
+
+    def partitions(self) -> list[str]:
+        return self._ctx.view().partition_paths()
+
+    def file_groups(self, as_of: str | None = None) -> list[FileGroup]:
+        return self._ctx.view().file_groups(as_of)
+
+    def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
+        return self._ctx.view().latest_merged_file_slices(as_of)
+
+    def schema(self, *, with_meta_fields: bool = False) -> pa.Schema | None:
+        from pyhudi.codec.schema import with_meta_fields as add_meta
+
+        schema = table_arrow_schema(self._ctx)
+        if schema is None or not with_meta_fields:
+            return schema
+        return add_meta(schema)
+
+    def read(self, spark: SparkSession, options: Mapping[str, str] | None = None) -> DataFrame:
+        return read(spark, self.path, options)
+
+    def __repr__(self) -> str:
+        return f"HudiTable({self.path!r}, {self.table_type}, {len(self.commits())} commits)"

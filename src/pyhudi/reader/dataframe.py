@@ -1,0 +1,87 @@
+"""`pyhudi.read`: a Spark DataFrame over a Hudi table.
+
+Slices without log files are read by Spark's native parquet reader over the planned file list (the
+fast path); only merge-on-read slices with log files go through the merging Arrow reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
+from pyhudi.reader.planner import ReadPlan, plan_read
+from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.table.context import TableContext
+
+#: Reads merge-on-read slices with log files; registered by the merge-on-read reader module.
+LogSliceReader = Callable[[SparkSession, TableContext, ReadPlan, T.StructType], DataFrame]
+_log_slice_reader: list[LogSliceReader] = []
+
+
+def register_log_slice_reader(reader: LogSliceReader) -> None:
+    _log_slice_reader[:] = [reader]
+
+
+def spark_schema(plan: ReadPlan) -> T.StructType:
+    return from_arrow_schema(plan.file_schema, prefer_timestamp_ntz=True)
+
+
+def read(
+    spark: SparkSession,
+    path: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    filters: Sequence[PartitionFilter] = (),
+) -> DataFrame:
+    """Read the table at `path` (snapshot by default) with Hudi's read option keys."""
+    checked = validate_filters(filters)
+    ctx = TableContext.open(path)
+    plan = plan_read(ctx, options, checked)
+    return dataframe_for_plan(spark, ctx, plan)
+
+
+def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -> DataFrame:
+    schema = spark_schema(plan)
+    parts = []
+    if plan.base_only:
+        uris = [ctx.storage.uri(ctx.path(s.base_file.relative_path)) for s in plan.base_only]  # type: ignore[union-attr]
+        parts.append(spark.read.schema(schema).parquet(*uris))
+    if plan.with_logs:
+        if not _log_slice_reader:
+            from pyhudi.reader import merge_on_read  # noqa: F401  (registers the reader)
+        parts.append(_log_slice_reader[0](spark, ctx, plan, schema))
+    df = parts[0] if parts else spark.createDataFrame([], schema)
+    for other in parts[1:]:
+        df = df.unionByName(other)
+    if plan.commit_times is not None:
+        df = df.filter(F.col(COMMIT_TIME).isin(sorted(plan.commit_times)))
+    condition = rows_condition(plan.filters)
+    if condition is not None:
+        df = df.filter(condition)
+    if plan.drop_meta_fields:
+        df = df.drop(*META_FIELDS)
+    return df
+
+
+def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:
+    condition = None
+    for column, op, value in filters:
+        col = F.col(f"`{column}`")
+        term = {
+            "=": lambda: col == F.lit(value),
+            "==": lambda: col == F.lit(value),
+            "!=": lambda: col != F.lit(value),
+            "<": lambda: col < F.lit(value),
+            "<=": lambda: col <= F.lit(value),
+            ">": lambda: col > F.lit(value),
+            ">=": lambda: col >= F.lit(value),
+            "in": lambda: col.isin(list(value)),
+            "not in": lambda: ~col.isin(list(value)),
+        }[op]()
+        condition = term if condition is None else condition & term
+    return condition

@@ -1,0 +1,183 @@
+"""Rolling back failed (pending) write instants, with Hudi's rollback plan and metadata (§7.6).
+
+A failed write leaves a requested/inflight instant. Its data files are found from its markers
+(`.hoodie/.temp/<instant>/…marker.<IOType>`) or, without markers, by listing files named with the
+instant. CREATE/MERGE markers: the base file is deleted. APPEND markers (MOR): a ROLLBACK command
+block is appended as a new log version, or the log file is deleted when the failed instant created
+the file group. Then the failed instant's files are deleted and `<t>.rollback` is written.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyhudi.codec import avro_schemas
+from pyhudi.codec.file_names import parse_base_file, parse_log_file, parse_marker
+from pyhudi.model.enums import IOType
+from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.table.context import TableContext
+
+_ROLLBACK_PLAN_VERSION = 1
+
+#: Appends a rollback command block to a file group's log; set by the MOR layer when it is loaded.
+LogRollbackHook = Callable[[TableContext, str, str, str, str, str], tuple[str, int]]
+_log_rollback_hook: list[LogRollbackHook] = []
+
+
+def register_log_rollback(hook: LogRollbackHook) -> None:
+    _log_rollback_hook[:] = [hook]
+
+
+@dataclass
+class RollbackRequest:
+    partition_path: str
+    file_id: str = ""
+    latest_base_instant: str = ""
+    files_to_delete: list[str] = field(default_factory=list)
+    log_blocks_to_delete: dict[str, int] = field(default_factory=dict)
+
+    def to_avro(self) -> dict:
+        return {
+            "partitionPath": self.partition_path,
+            "fileId": self.file_id,
+            "latestBaseInstant": self.latest_base_instant,
+            "filesToBeDeleted": self.files_to_delete,
+            "logBlocksToBeDeleted": self.log_blocks_to_delete,
+        }
+
+
+def failed_write_instants(ctx: TableContext) -> list[Instant]:
+    """Pending write instants that the next writer rolls back (EAGER): not compaction, not clustering."""
+    from pyhudi.fs_view.pending import read_requested_plan
+
+    result = []
+    for instant in ctx.active.timeline.pending():
+        if instant.action not in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT):
+            continue
+        if instant.action is Action.REPLACE_COMMIT and read_requested_plan(ctx.active, instant).get("operationType") == "CLUSTER":
+            continue
+        result.append(instant)
+    return result
+
+
+def rollback_failed_writes(ctx: TableContext) -> list[InstantTime]:
+    rolled = []
+    for instant in sorted(failed_write_instants(ctx), key=lambda i: i.time, reverse=True):
+        rollback_instant(ctx, instant)
+        rolled.append(instant.time)
+    return rolled
+
+
+def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
+    markers = _marker_files(ctx, instant.time)
+    if markers is None:
+        markers = _listed_files(ctx, instant.time)
+    requests: dict[tuple[str, str], RollbackRequest] = {}
+    for partition, data_file, io_type in markers:
+        path = ctx.path(posixpath.join(partition, data_file) if partition else data_file)
+        if io_type is not IOType.APPEND:
+            requests.setdefault((partition, ""), RollbackRequest(partition)).files_to_delete.append(path)
+            continue
+        base = parse_base_file(partition, data_file)
+        if base is None:
+            continue
+        request = requests.setdefault((partition, base.file_id), RollbackRequest(partition, base.file_id, base.instant_time))
+        for log in _logs_of(ctx, partition, base.file_id, base.instant_time):
+            request.log_blocks_to_delete[ctx.storage.uri(ctx.path(log.relative_path))] = log.size_bytes
+    return list(requests.values())
+
+
+def _marker_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, IOType]] | None:
+    folder = ctx.marker_folder(instant_time)
+    if not ctx.storage.exists(folder):
+        return None
+    found = []
+    for status in ctx.storage.walk_files(folder):
+        parsed = parse_marker(status.name)
+        if parsed is None:
+            continue
+        relative = posixpath.relpath(posixpath.dirname(status.path), folder)
+        found.append(("" if relative == "." else relative, parsed[0], parsed[1]))
+    return found
+
+
+def _listed_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, IOType]]:
+    found = []
+    for partition, files in ctx.view().listing.files.items():
+        for status in files:
+            base = parse_base_file(partition, status.name)
+            if base is not None and base.instant_time == instant_time:
+                found.append((partition, status.name, IOType.CREATE))
+    return found
+
+
+def _logs_of(ctx: TableContext, partition: str, file_id: str, base_instant: str) -> list:
+    logs = []
+    for status in ctx.storage.list_dir(ctx.partition_path(partition)):
+        log = parse_log_file(partition, status.name, status.size_bytes)
+        if log and log.file_id == file_id and log.base_instant_time == base_instant:
+            logs.append(log)
+    return logs
+
+
+def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
+    """Roll back one pending write instant; returns the rollback instant time."""
+    started = time.monotonic()
+    rollback_time = ctx.new_instant_time()
+    requests = plan_rollback(ctx, instant)
+    plan = {
+        "instantToRollback": {"commitTime": instant.time, "action": instant.action.value},
+        "RollbackRequests": [r.to_avro() for r in requests],
+        "version": _ROLLBACK_PLAN_VERSION,
+    }
+    requested = ctx.active.create_requested(rollback_time, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan))
+    inflight = ctx.active.transition_to_inflight(requested)
+    partition_metadata = _execute(ctx, instant, rollback_time, requests)
+    ctx.active.delete_pending_files(instant)
+    ctx.storage.delete_dir(ctx.marker_folder(instant.time))
+    metadata = {
+        "startRollbackTime": rollback_time,
+        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+        "totalFilesDeleted": sum(len(p["successDeleteFiles"]) for p in partition_metadata.values()),
+        "commitsRollback": [instant.time],
+        "partitionMetadata": partition_metadata,
+        "version": 1,
+        "instantsRollback": [{"commitTime": instant.time, "action": instant.action.value}],
+    }
+    ctx.active.complete(inflight, avro_schemas.encode_container("HoodieRollbackMetadata", metadata))
+    return rollback_time
+
+
+def _execute(ctx: TableContext, failed: Instant, rollback_time: str, requests: list[RollbackRequest]) -> dict:
+    result: dict[str, dict] = defaultdict(
+        lambda: {"successDeleteFiles": [], "failedDeleteFiles": [], "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}}
+    )
+    for request in requests:
+        entry = result[request.partition_path]
+        entry["partitionPath"] = request.partition_path
+        for path in request.files_to_delete:
+            (entry["successDeleteFiles"] if ctx.storage.delete(path) else entry["failedDeleteFiles"]).append(path)
+        if request.log_blocks_to_delete:
+            _rollback_logs(ctx, failed, rollback_time, request, entry)
+    return dict(result)
+
+
+def _rollback_logs(ctx: TableContext, failed: Instant, rollback_time: str, request: RollbackRequest, entry: dict) -> None:
+    entry["logFilesFromFailedCommit"].update(request.log_blocks_to_delete)
+    if request.latest_base_instant == failed.time:
+        # The failed write created this file group: its logs hold nothing else.
+        for uri in request.log_blocks_to_delete:
+            path = uri.split(":", 1)[1] if uri.startswith("file:") else uri
+            path = "/" + path.lstrip("/")
+            (entry["successDeleteFiles"] if ctx.storage.delete(path) else entry["failedDeleteFiles"]).append(uri)
+        return
+    if not _log_rollback_hook:
+        raise RuntimeError("rolling back log appends needs pyhudi.writer.mor (not loaded)")
+    log_uri, size = _log_rollback_hook[0](
+        ctx, request.partition_path, request.file_id, request.latest_base_instant, failed.time, rollback_time
+    )
+    entry["rollbackLogFiles"][log_uri] = size

@@ -1,0 +1,83 @@
+"""Index lookup: which file group holds each incoming key (Spark joins, no per-record Python).
+
+* SIMPLE / GLOBAL_SIMPLE: keys are read natively (column projection) from the latest base files
+  of the affected partitions and joined with the incoming keys.
+* BLOOM / GLOBAL_BLOOM: candidate files are first pruned by footer min/max keys and the bloom
+  filter (in tasks), and only the surviving files' keys are read and checked.
+Non-global indexes match on (record key, partition path); global ones on the record key alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from pyhudi.codec.schema import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from pyhudi.model.file import BaseFile
+from pyhudi.table.context import TableContext
+from pyhudi.writer.bloom_index import bloom_candidate_locations
+from pyhudi.writer.config import WriteConfig
+from pyhudi.writer.keygen import with_key_columns
+
+LOC_FID, LOC_BASE, LOC_PARTITION = "__pyhudi_loc_fid", "__pyhudi_loc_base", "__pyhudi_loc_partition"
+LOCATION_SCHEMA = T.StructType(
+    [
+        T.StructField(RECORD_KEY, T.StringType()),
+        T.StructField(LOC_PARTITION, T.StringType()),
+        T.StructField(LOC_FID, T.StringType()),
+        T.StructField(LOC_BASE, T.StringType()),
+    ]
+)
+
+
+def base_files_for_index(ctx: TableContext, partitions: Iterable[str] | None) -> list[BaseFile]:
+    """Latest base files (of the latest slice of each group) in the given partitions."""
+    view = ctx.view()
+    files = []
+    for file_slice in view.latest_merged_file_slices(partitions=partitions):
+        if file_slice.base_file is not None:
+            files.append(file_slice.base_file)
+    return files
+
+
+def existing_locations(spark: SparkSession, ctx: TableContext, files: list[BaseFile], cfg: WriteConfig) -> DataFrame:
+    """(record key, partition, file id, base file name) of every record in `files`."""
+    if not files:
+        return spark.createDataFrame([], LOCATION_SCHEMA)
+    uris = [ctx.storage.uri(ctx.path(f.relative_path)) for f in files]
+    data = spark.read.parquet(*uris)
+    if not ctx.config.populate_meta_fields:
+        data = with_key_columns(data.drop(RECORD_KEY, PARTITION_PATH), cfg.keygen, RECORD_KEY, PARTITION_PATH)
+    file_name = F.col("_metadata.file_name")
+    return data.select(
+        F.col(RECORD_KEY),
+        F.col(PARTITION_PATH).alias(LOC_PARTITION),
+        F.substring_index(file_name, "_", 1).alias(LOC_FID),
+        file_name.alias(LOC_BASE),
+    )
+
+
+def tag_locations(
+    spark: SparkSession, ctx: TableContext, incoming: DataFrame, cfg: WriteConfig, partitions: list[str] | None
+) -> DataFrame:
+    """`incoming` plus the location columns (null for keys not in the table)."""
+    files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
+    if cfg.index_type in ("BLOOM", "GLOBAL_BLOOM") and files:
+        locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg)
+    else:
+        locations = existing_locations(spark, ctx, files, cfg)
+    if cfg.is_global_index:
+        return incoming.join(locations, on=RECORD_KEY, how="left")
+    condition = (incoming[RECORD_KEY] == locations[RECORD_KEY]) & (incoming[PARTITION_PATH] == locations[LOC_PARTITION])
+    joined = incoming.join(locations, on=condition, how="left")
+    return joined.drop(locations[RECORD_KEY])
+
+
+def empty_locations(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([], LOCATION_SCHEMA)
+
+
+__all__ = ["LOCATION_SCHEMA", "LOC_BASE", "LOC_FID", "LOC_PARTITION", "existing_locations", "tag_locations"]

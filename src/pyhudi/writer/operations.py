@@ -1,0 +1,218 @@
+"""The write operations: each turns prepared records into written files (stats) and replacements."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.config import index as ikeys
+from pyhudi.config import write as wkeys
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.table.context import TableContext
+from pyhudi.writer import partitioner
+from pyhudi.writer.base_file import WriteTaskSpec
+from pyhudi.writer.config import WriteConfig
+from pyhudi.writer.index import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
+from pyhudi.writer.prepare import deduplicate
+from pyhudi.writer.stats import STATS_DDL
+from pyhudi.writer.tasks import BASE, CONTROL_COLUMNS, DELETE, FID, MergeSpec, bulk_insert_function, file_group_function
+
+
+@dataclass
+class WriteJob:
+    spark: SparkSession
+    ctx: TableContext
+    cfg: WriteConfig
+    spec: WriteTaskSpec
+    records: DataFrame
+
+
+@dataclass
+class Outcome:
+    stats: list[dict] = field(default_factory=list)
+    replaced: dict[str, list[str]] = field(default_factory=dict)
+
+
+#: Writes file groups from records carrying FID/BASE/DELETE; swapped for merge-on-read tables.
+FileGroupWriter = Callable[[WriteJob, DataFrame], list[dict]]
+
+
+def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
+    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field)
+    data = records.drop(*[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS])
+    if job.cfg.parallelism > 0:
+        data = data.repartition(job.cfg.parallelism, FID)
+    result = data.groupBy(FID).applyInArrow(file_group_function(job.spec, merge), STATS_DDL)
+    return [row.asDict() for row in result.collect()]
+
+
+_file_group_writers: dict[bool, FileGroupWriter] = {False: write_file_groups_cow}
+
+
+def register_file_group_writer(merge_on_read: bool, writer: FileGroupWriter) -> None:
+    _file_group_writers[merge_on_read] = writer
+
+
+def _write_groups(job: WriteJob, records: DataFrame) -> list[dict]:
+    return _file_group_writers[job.cfg.is_merge_on_read](job, records)
+
+
+def _incoming_partitions(records: DataFrame) -> list[str]:
+    return sorted(row[0] for row in records.select(PARTITION_PATH).distinct().collect())
+
+
+def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> DataFrame:
+    counts = {row[0]: row[1] for row in inserts.groupBy(PARTITION_PATH).count().collect()}
+    if not counts:
+        return inserts.withColumn(FID, F.lit(None).cast("string")).withColumn(BASE, F.lit(None).cast("string"))
+    sizing = job.cfg.sizing
+    record_size = partitioner.average_record_size(job.ctx, sizing)
+    small = (
+        partitioner.small_file_slices(job.ctx, list(counts), sizing, merge_on_read=job.cfg.is_merge_on_read)
+        if small_files
+        else {}
+    )
+    buckets = partitioner.plan_insert_buckets(counts, small, record_size, sizing)
+    return partitioner.assign_buckets(job.spark, inserts, buckets)
+
+
+# ---- operations -----------------------------------------------------------------------------------
+
+
+def bulk_insert(job: WriteJob) -> Outcome:
+    records = job.records.filter(~F.col(DELETE))
+    if job.cfg.combine_before_write:
+        records = deduplicate(records, job.cfg)
+    mode = wkeys.BULK_INSERT_SORT_MODE.get(job.cfg.options)
+    if mode == "GLOBAL_SORT":
+        records = records.orderBy(PARTITION_PATH, RECORD_KEY)
+    elif job.cfg.parallelism > 0:
+        records = records.repartition(job.cfg.parallelism)
+    if mode == "PARTITION_SORT":
+        records = records.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
+    data = records.drop(DELETE)
+    result = data.mapInArrow(bulk_insert_function(job.spec), STATS_DDL)
+    return Outcome([row.asDict() for row in result.collect()])
+
+
+def insert(job: WriteJob) -> Outcome:
+    records = job.records.filter(~F.col(DELETE))
+    if job.cfg.combine_before_write:
+        records = deduplicate(records, job.cfg)
+    if job.cfg.drop_duplicates:
+        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, None)
+        records = tagged.filter(F.col(LOC_FID).isNull()).drop(LOC_FID, LOC_BASE, LOC_PARTITION)
+    records = records.persist()
+    try:
+        assigned = _assign_inserts(job, records, small_files=True)
+        return Outcome(_write_groups(job, assigned))
+    finally:
+        records.unpersist()
+
+
+def upsert(job: WriteJob) -> Outcome:
+    records = job.records
+    if job.cfg.combine_before_write:
+        records = deduplicate(records, job.cfg)
+    records = records.persist()
+    try:
+        partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
+        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
+        tagged = _route_global_moves(job, tagged).persist()
+        try:
+            updates = tagged.filter(F.col(LOC_FID).isNotNull()).withColumn(FID, F.col(LOC_FID)).withColumn(
+                BASE, F.col(LOC_BASE)
+            )
+            inserts = tagged.filter(F.col(LOC_FID).isNull() & ~F.col(DELETE))
+            assigned = _assign_inserts(job, inserts, small_files=True)
+            columns = [c for c in assigned.columns if c not in (LOC_FID, LOC_BASE, LOC_PARTITION)]
+            combined = updates.select(*columns).unionByName(assigned.select(*columns))
+            return Outcome(_write_groups(job, combined))
+        finally:
+            tagged.unpersist()
+    finally:
+        records.unpersist()
+
+
+def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
+    """Global index: a key arriving in another partition moves there or stays (config)."""
+    if not job.cfg.is_global_index:
+        return tagged
+    moved = F.col(LOC_FID).isNotNull() & (F.col(LOC_PARTITION) != F.col(PARTITION_PATH))
+    if not ikeys.GLOBAL_INDEX_UPDATE_PARTITION_PATH.get(job.cfg.options):
+        return tagged.withColumn(PARTITION_PATH, F.when(moved, F.col(LOC_PARTITION)).otherwise(F.col(PARTITION_PATH)))
+    stay = tagged.filter(~moved | F.col(LOC_FID).isNull())
+    arrivals = tagged.filter(moved).withColumn(LOC_FID, F.lit(None).cast("string")).withColumn(
+        LOC_BASE, F.lit(None).cast("string")
+    )
+    departures = (
+        tagged.filter(moved)
+        .withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
+        .withColumn(DELETE, F.lit(True))
+    )
+    return stay.unionByName(arrivals).unionByName(departures)
+
+
+def delete(job: WriteJob) -> Outcome:
+    records = job.records
+    if job.cfg.combine_before_write:
+        keys = [RECORD_KEY] if job.cfg.is_global_index else [RECORD_KEY, PARTITION_PATH]
+        records = records.dropDuplicates(keys)
+    partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
+    tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
+    if job.cfg.is_global_index:
+        tagged = tagged.withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
+    found = tagged.filter(F.col(LOC_FID).isNotNull()).withColumn(FID, F.col(LOC_FID)).withColumn(BASE, F.col(LOC_BASE))
+    return Outcome(_write_groups(job, found.drop(LOC_FID, LOC_BASE, LOC_PARTITION)))
+
+
+def insert_overwrite(job: WriteJob, *, whole_table: bool) -> Outcome:
+    records = job.records.filter(~F.col(DELETE))
+    if job.cfg.combine_before_write:
+        records = deduplicate(records, job.cfg)
+    records = records.persist()
+    try:
+        partitions = _incoming_partitions(records)
+        assigned = _assign_inserts(job, records, small_files=False)
+        stats = _write_groups(job, assigned)
+    finally:
+        records.unpersist()
+    targets = job.ctx.view().partition_paths() if whole_table else partitions
+    return Outcome(stats, _file_groups_of(job.ctx, targets))
+
+
+def delete_partition(job: WriteJob) -> Outcome:
+    partitions = job.cfg.partitions_to_delete
+    if partitions is None:
+        partitions = tuple(_incoming_partitions(job.records))
+    existing = set(job.ctx.view().partition_paths())
+    targets = [p for p in existing if any(_matches(p, pattern) for pattern in partitions)]
+    return Outcome([], _file_groups_of(job.ctx, targets))
+
+
+def _matches(partition: str, pattern: str) -> bool:
+    import fnmatch
+
+    return partition == pattern or fnmatch.fnmatchcase(partition, pattern)
+
+
+def _file_groups_of(ctx: TableContext, partitions: list[str]) -> dict[str, list[str]]:
+    replaced: dict[str, list[str]] = {}
+    for group in ctx.view().file_groups(partitions=partitions):
+        replaced.setdefault(group.partition_path, []).append(group.file_id)
+    return replaced
+
+
+OPERATIONS: dict[WriteOperationType, Callable[[WriteJob], Outcome]] = {
+    WriteOperationType.BULK_INSERT: bulk_insert,
+    WriteOperationType.INSERT: insert,
+    WriteOperationType.UPSERT: upsert,
+    WriteOperationType.DELETE: delete,
+    WriteOperationType.INSERT_OVERWRITE: lambda job: insert_overwrite(job, whole_table=False),
+    WriteOperationType.INSERT_OVERWRITE_TABLE: lambda job: insert_overwrite(job, whole_table=True),
+    WriteOperationType.DELETE_PARTITION: delete_partition,
+}

@@ -1,0 +1,168 @@
+"""`pyhudi.write`: one Hudi write of a Spark DataFrame, from options to a completed instant."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+
+from pyhudi.codec.schema import arrow_to_avro_json, with_meta_fields
+from pyhudi.config import table as tkeys
+from pyhudi.exceptions import HudiError, InvalidRecordError, UnsupportedOperationError, WriteError
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.instant import Action
+from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.base_file import WriteTaskSpec
+from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.keygen import KEY_ERROR_PREFIX
+from pyhudi.writer.operations import OPERATIONS, Outcome, WriteJob
+from pyhudi.writer.prepare import prepare_records
+from pyhudi.writer.stats import to_write_stat
+from pyhudi.writer.transaction import WriteTransaction
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a write did: its instant, operation and counts (from the commit's write stats)."""
+
+    instant_time: str
+    operation: str
+    action: str
+    table_path: str
+    num_writes: int = 0
+    num_inserts: int = 0
+    num_updates: int = 0
+    num_deletes: int = 0
+    files_written: int = 0
+    partitions_written: tuple[str, ...] = ()
+    replaced_file_groups: int = 0
+    rolled_back: tuple[str, ...] = field(default_factory=tuple)
+    services: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, ctx: TableContext, action: Action, metadata: CommitMetadata, instant_time: str, rolled: list[str]) -> CommitResult:
+        return cls(
+            instant_time=instant_time,
+            operation=metadata.operation_type.value,
+            action=action.value,
+            table_path=ctx.uri,
+            num_writes=metadata.total("num_writes"),
+            num_inserts=metadata.total("num_inserts"),
+            num_updates=metadata.total("num_update_writes"),
+            num_deletes=metadata.total("num_deletes"),
+            files_written=len(metadata.write_stats()),
+            partitions_written=tuple(sorted(metadata.partition_to_write_stats)),
+            replaced_file_groups=len(metadata.replaced_file_ids()),
+            rolled_back=tuple(rolled),
+        )
+
+
+def action_for(cfg: WriteConfig) -> Action:
+    if cfg.operation.is_replace:
+        return Action.REPLACE_COMMIT
+    return Action.DELTA_COMMIT if cfg.is_merge_on_read else Action.COMMIT
+
+
+def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
+    """Write `df` into the Hudi table at `path` with Apache Hudi's option keys."""
+    options = {str(k): str(v) for k, v in options.items()}
+    existing = TableContext.open(path) if TableContext.exists(path) else None
+    if existing is not None:
+        existing.config.check_writable(path)
+    cfg = resolve_write_config(options, existing.config if existing else None)
+    if cfg.operation is WriteOperationType.BOOTSTRAP:
+        from pyhudi.bootstrap import run_bootstrap_write
+
+        return run_bootstrap_write(df, path, cfg, existing)
+    table_schema = table_arrow_schema(existing) if existing else None
+    records, data_schema = prepare_records(df, cfg, table_schema)
+    created = existing is None
+    ctx = existing or TableContext.create(path, {**cfg.table_properties(), tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name)})
+    try:
+        return _run(ctx, cfg, records, data_schema)
+    except BaseException:
+        if created and not ctx.reload().active.timeline:
+            ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: leave no table behind
+        raise
+
+
+def _run(ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema) -> CommitResult:
+    action = action_for(cfg)
+    transaction = WriteTransaction(ctx, action, cfg.operation)
+    instant_time = transaction.begin()
+    spec = task_spec(ctx, cfg, data_schema, instant_time)
+    try:
+        outcome = OPERATIONS[cfg.operation](WriteJob(records.sparkSession, ctx, cfg, spec, records))
+        metadata = commit_metadata(cfg, outcome, data_schema)
+        transaction.commit(metadata)
+    except BaseException as err:
+        transaction.abort()
+        translated = translate_error(err, instant_time)
+        if translated is err:
+            raise
+        raise translated from err
+    result = CommitResult.of(ctx, action, metadata, instant_time, transaction.rolled_back)
+    return run_post_commit_services(ctx, cfg, result)
+
+
+def task_spec(ctx: TableContext, cfg: WriteConfig, data_schema: pa.Schema, instant_time: str) -> WriteTaskSpec:
+    return WriteTaskSpec(
+        storage=ctx.storage,
+        base_path=ctx.base_path,
+        instant_time=instant_time,
+        file_schema=with_meta_fields(data_schema),
+        sizing=cfg.sizing,
+        bloom=cfg.bloom,
+        populate_meta_fields=ctx.config.populate_meta_fields,
+    )
+
+
+def commit_metadata(cfg: WriteConfig, outcome: Outcome, data_schema: pa.Schema) -> CommitMetadata:
+    by_partition: dict[str, list] = {}
+    for row in outcome.stats:
+        stat = to_write_stat(row)
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    extra = {"schema": arrow_to_avro_json(data_schema, cfg.table_name), **cfg.extra_metadata}
+    replaced = None
+    if cfg.operation.is_replace:
+        replaced = {p: tuple(ids) for p, ids in outcome.replaced.items()}
+    return CommitMetadata(
+        partition_to_write_stats={p: tuple(stats) for p, stats in by_partition.items()},
+        operation_type=cfg.operation,
+        extra_metadata=extra,
+        partition_to_replace_file_ids=replaced,
+    )
+
+
+def translate_error(err: BaseException, instant_time: str) -> BaseException:
+    if isinstance(err, HudiError | KeyboardInterrupt):
+        return err
+    text = str(err)
+    if KEY_ERROR_PREFIX in text:
+        detail = text.split(KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0].strip().rstrip(".")
+        return InvalidRecordError(f"{detail}; nothing was written (instant {instant_time} rolled back)")
+    return WriteError(f"write {instant_time} failed and was rolled back: {text.splitlines()[0] if text else err!r}")
+
+
+def run_post_commit_services(ctx: TableContext, cfg: WriteConfig, result: CommitResult) -> CommitResult:
+    """Inline table services after a commit (compaction, clustering, clean, archival)."""
+    try:
+        from pyhudi.services.inline import run_inline_services
+    except ImportError:
+        return result
+    return run_inline_services(ctx, cfg, result)
+
+
+def check_operation_supported(cfg: WriteConfig) -> None:
+    if cfg.operation not in OPERATIONS:
+        raise UnsupportedOperationError(f"operation {cfg.operation.value} is not supported by pyhudi.write")
+
+
+__all__ = ["CommitResult", "write"]

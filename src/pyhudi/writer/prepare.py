@@ -1,0 +1,75 @@
+"""Incoming records made ready to write: normalised types, key columns, delete flags, de-duplication."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
+from pyhudi.exceptions import SchemaMismatchError
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.writer import schema as wschema
+from pyhudi.writer.config import WriteConfig
+from pyhudi.writer.keygen import field_type, with_key_columns
+from pyhudi.writer.tasks import DELETE
+
+
+def required_fields(cfg: WriteConfig) -> list[str]:
+    fields = [*cfg.keygen.record_key_fields, *cfg.keygen.partition_field_names]
+    return list(dict.fromkeys(fields))
+
+
+def check_required_fields(df: DataFrame, cfg: WriteConfig) -> None:
+    for name in required_fields(cfg):
+        field_type(df, name)  # raises SchemaMismatchError naming the field
+    if needs_ordering(cfg) and cfg.precombine_field is not None:
+        try:
+            field_type(df, cfg.precombine_field)
+        except SchemaMismatchError:
+            raise SchemaMismatchError(
+                f"precombine field {cfg.precombine_field!r} (hoodie.datasource.write.precombine.field) is not "
+                f"in the data (columns: {', '.join(df.columns)}); set it to an ordering column, or set "
+                "hoodie.combine.before.upsert=false to skip de-duplication"
+            ) from None
+
+
+def needs_ordering(cfg: WriteConfig) -> bool:
+    return cfg.combine_before_write and cfg.operation is not WriteOperationType.DELETE and cfg.operation in (
+        WriteOperationType.UPSERT,
+        WriteOperationType.INSERT,
+        WriteOperationType.BULK_INSERT,
+        WriteOperationType.INSERT_OVERWRITE,
+        WriteOperationType.INSERT_OVERWRITE_TABLE,
+    )
+
+
+def prepare_records(df: DataFrame, cfg: WriteConfig, table_schema: pa.Schema | None) -> tuple[DataFrame, pa.Schema]:
+    """Normalise, reconcile with the table schema, add keys and the delete flag."""
+    normalized = wschema.normalize(df)
+    check_required_fields(normalized, cfg)
+    if cfg.operation is WriteOperationType.DELETE:
+        data_schema = table_schema if table_schema is not None else wschema.arrow_data_schema(normalized.schema)
+        keyed = with_key_columns(normalized, cfg.keygen, RECORD_KEY, PARTITION_PATH)
+        return keyed.withColumn(DELETE, F.lit(True)), data_schema
+    fitted, data_schema = wschema.reconcile(
+        normalized, table_schema, key_fields=tuple(required_fields(cfg)), fill_missing=cfg.reconcile_schema
+    )
+    keyed = with_key_columns(fitted, cfg.keygen, RECORD_KEY, PARTITION_PATH)
+    deleted = F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False)) if IS_DELETED_FIELD in fitted.columns else F.lit(False)
+    return keyed.withColumn(DELETE, deleted), data_schema
+
+
+def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
+    """One record per key (and partition, unless the index is global): the greatest ordering value wins."""
+    keys = [RECORD_KEY] if cfg.is_global_index else [RECORD_KEY, PARTITION_PATH]
+    others = [c for c in df.columns if c not in keys]
+    if not others:
+        return df.dropDuplicates(keys)
+    record = F.struct(*[F.col(f"`{c}`") for c in others])
+    ordering = cfg.precombine_field
+    if ordering and ordering in df.columns:
+        winner = F.max_by(record, F.struct(F.col(f"`{ordering}`")))
+    else:
+        winner = F.any_value(record)
+    return df.groupBy(*keys).agg(winner.alias("__pyhudi_r")).select(*keys, "__pyhudi_r.*").select(*df.columns)
