@@ -74,11 +74,20 @@ def reconcile(
 ) -> tuple[DataFrame, pa.Schema]:
     """Fit `df` to the table schema. Returns the DataFrame to write and the new data schema."""
     incoming = arrow_data_schema(df.schema)
+    schema, casts, missing = merged_schema(incoming, table_schema, key_fields=key_fields, fill_missing=fill_missing)
+    return _apply(df, schema, casts, missing), schema
+
+
+def merged_schema(
+    incoming: pa.Schema, table_schema: pa.Schema | None, *, key_fields: tuple[str, ...], fill_missing: bool
+) -> tuple[pa.Schema, dict[str, pa.DataType], set[str]]:
+    """The data schema after this write, the casts incoming columns need, and the columns filled with nulls."""
     if table_schema is None:
-        return df, incoming
+        return incoming, {}, set()
     table_fields = {f.name: f for f in table_schema if f.name not in META_FIELDS}
     missing = [name for name in table_fields if name not in incoming.names]
-    dropped_keys = [name for name in missing if name.split(".")[0] in {k.split(".")[0] for k in key_fields}]
+    key_roots = {k.split(".")[0] for k in key_fields}
+    dropped_keys = [name for name in missing if name in key_roots]
     if dropped_keys:
         raise SchemaMismatchError(f"incoming data drops record key or partition field(s) {dropped_keys}")
     if missing and not fill_missing:
@@ -96,8 +105,7 @@ def reconcile(
     for name in missing:
         result_fields.append(table_fields[name])
         casts[name] = table_fields[name].type
-    schema = pa.schema(result_fields)
-    return _apply(df, schema, casts, set(missing)), schema
+    return pa.schema(result_fields), casts, set(missing)
 
 
 def _merge_field(old: pa.Field, new: pa.Field) -> pa.Field:

@@ -1,0 +1,122 @@
+"""The write side of the `hudi` Python data source: new file groups per task, one commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
+from pyhudi.config import table as tkeys
+from pyhudi.config import write as wkeys
+from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.base_file import conform
+from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.keygen_arrow import partition_paths, record_keys
+from pyhudi.writer.operations import Outcome
+from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
+from pyhudi.writer.prepare import required_fields
+from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
+from pyhudi.writer.tasks import _PartitionBuffer, split_by_partition, task_identity
+from pyhudi.writer.transaction import WriteTransaction
+
+#: Operations a Data Source write can do without Spark jobs of its own (no index, no shuffle).
+_SUPPORTED = (
+    WriteOperationType.BULK_INSERT,
+    WriteOperationType.INSERT,
+    WriteOperationType.INSERT_OVERWRITE,
+    WriteOperationType.INSERT_OVERWRITE_TABLE,
+)
+
+
+class HudiCommitMessage(WriterCommitMessage):
+    def __init__(self, stats: list[dict]) -> None:
+        self.stats = stats
+
+
+def check_data_source_operation(cfg: WriteConfig) -> None:
+    if cfg.operation in _SUPPORTED:
+        return
+    raise UnsupportedOperationError(
+        f"operation {cfg.operation.value.lower()} needs an index lookup (a Spark join) or a shuffle, which "
+        "Spark's Python Data Source API cannot run inside a write; use pyhudi.write(df, path, options) "
+        "with the same options"
+    )
+
+
+class HudiDataSourceWriter(DataSourceArrowWriter):
+    def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
+        if overwrite:
+            options = {**options, wkeys.OPERATION.key: "insert_overwrite_table"}
+        existing = TableContext.open(path) if TableContext.exists(path) else None
+        if existing is not None:
+            existing.config.check_writable(path)
+        cfg = resolve_write_config(options, existing.config if existing else None)
+        check_data_source_operation(cfg)
+        incoming = arrow_data_schema(StructType([f.__class__(f.name, normalize_spark_type(f.dataType), True) for f in schema]))
+        table_schema = table_arrow_schema(existing) if existing else None
+        data_schema, _, _ = merged_schema(
+            incoming, table_schema, key_fields=tuple(required_fields(cfg)), fill_missing=cfg.reconcile_schema
+        )
+        ctx = existing or TableContext.create(
+            path, {**cfg.table_properties(), tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name)}
+        )
+        self.transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
+        self.instant_time = self.transaction.begin()
+        self.cfg, self.data_schema = cfg, data_schema
+        self.spec = task_spec(ctx, cfg, data_schema, self.instant_time)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        pid, token = task_identity()
+        buffers: dict[str, _PartitionBuffer] = {}
+        for batch in iterator:
+            table = self._prepare(pa.Table.from_batches([batch]))
+            for partition, part in split_by_partition(table):
+                buffer = buffers.get(partition)
+                if buffer is None:
+                    buffer = buffers[partition] = _PartitionBuffer(self.spec, partition, pid, token)
+                buffer.add(part)
+        return HudiCommitMessage([row for buffer in buffers.values() for row in buffer.close()])
+
+    def _prepare(self, table: pa.Table) -> pa.Table:
+        if IS_DELETED_FIELD in table.column_names:
+            table = table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_FIELD), False)))
+        keys, partitions = record_keys(table, self.cfg.keygen), partition_paths(table, self.cfg.keygen)
+        data = conform(table, self.data_schema) if self.cfg.reconcile_schema else _cast(table, self.data_schema)
+        return data.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        stats = [row for m in messages if m is not None for row in m.stats]  # type: ignore[attr-defined]
+        ctx = self.transaction.ctx.reload()
+        outcome = Outcome(stats, self._replaced(ctx, stats))
+        self.transaction.commit(commit_metadata(self.cfg, outcome, self.data_schema))
+
+    def _replaced(self, ctx: TableContext, stats: list[dict]) -> dict[str, list[str]]:
+        if self.cfg.operation is WriteOperationType.INSERT_OVERWRITE_TABLE:
+            partitions = ctx.view().partition_paths()
+        elif self.cfg.operation is WriteOperationType.INSERT_OVERWRITE:
+            partitions = sorted({row["partition_path"] for row in stats})
+        else:
+            return {}
+        written = {row["file_id"] for row in stats}
+        replaced: dict[str, list[str]] = {}
+        for group in ctx.view().file_groups(partitions=partitions):
+            if group.file_id not in written:
+                replaced.setdefault(group.partition_path, []).append(group.file_id)
+        return replaced
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.transaction.ctx.reload()
+        self.transaction.abort()
+
+
+def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    return conform(table.select([n for n in schema.names if n in table.column_names]), schema)
+
+
