@@ -218,12 +218,14 @@ class _PartSink:
 
 @lru_cache(maxsize=1)
 def _writer_writes_once() -> bool:
+    """Does fastavro hand each record to `write` in one fresh buffer (its compiled writer does)?"""
     probe = fastavro.parse_schema(
-        {"type": "record", "name": "p", "fields": [{"name": "a", "type": ["null", "string"]}]}
+        {"type": "record", "name": "p", "fields": [{"name": "a", "type": "string"}]}
     )
     parts: list[bytes] = []
-    fastavro.schemaless_writer(cast(IO[bytes], _PartSink(parts)), probe, {"a": "x"})
-    return len(parts) == 1
+    for value in ("x", "yz"):
+        fastavro.schemaless_writer(cast(IO[bytes], _PartSink(parts)), probe, {"a": value})
+    return [bytes(p) for p in parts] == [b"\x02x", b"\x04yz"]
 
 
 def encode_avro_records(schema_json: str, records: Iterable[Mapping[str, Any]]) -> bytes:
@@ -243,11 +245,11 @@ def encode_avro_records(schema_json: str, records: Iterable[Mapping[str, Any]]) 
 
 
 def _encode_records_one_by_one(schema: Any, records: Iterable[Mapping[str, Any]]) -> list[bytes]:
-    buf, parts = io.BytesIO(), []
+    parts = []
     for record in records:
-        start = buf.tell()
+        buf = io.BytesIO()
         fastavro.schemaless_writer(buf, schema, record)
-        parts.append(buf.getvalue()[start:])
+        parts.append(buf.getvalue())
     return parts
 
 

@@ -406,3 +406,14 @@ def test_empty_parquet_block_has_no_content() -> None:
     assert lb.encode_parquet_records(empty) == b""
     assert lb.decode_parquet_block(b"", schema=empty.schema).equals(empty)
     assert lb.parquet_record_count(b"") == 0
+
+
+def test_avro_encoding_without_the_compiled_writer_gives_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = '{"type":"record","name":"r","fields":[{"name":"a","type":"long"},{"name":"b","type":"string"}]}'
+    records = [{"a": i, "b": "x" * i} for i in range(20)]
+    fast = lb.encode_avro_records(schema, records)
+    monkeypatch.setattr(lb, "_writer_writes_once", lambda: False)
+    assert lb.encode_avro_records(schema, iter(records)) == fast
+    assert lb.decode_avro_records(fast, schema) == records
