@@ -112,7 +112,7 @@ def _plan_incremental(ctx: TableContext, opts: Mapping[str, str], filters: tuple
     begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
     end = rkeys.END_INSTANT.get(opts)
     commits = ctx.active.timeline.commits()
-    end_time = normalize_instant_time(end) if end else (commits.last.time if commits.last else None)
+    end_time = normalize_instant_time(end) if end else (_window_time(commits.last) if commits.last else None)
     window = [i for i in commits if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)]
     as_of = max((i.time for i in window), default=None)
     schema = table_arrow_schema(ctx, as_of) or table_arrow_schema(ctx) or pa.schema([])
@@ -125,7 +125,9 @@ def _plan_incremental(ctx: TableContext, opts: Mapping[str, str], filters: tuple
     view = ctx.view()
     partitions = prune_partitions(ctx, sorted({p for p, _ in touched}), filters)
     slices = [s for s in view.latest_merged_file_slices(as_of, partitions) if (s.partition_path, s.file_id) in touched]
-    return _plan(ctx, "incremental", schema, slices, as_of, frozenset(i.time for i in window), filters)
+    # Without meta fields rows carry no commit time: the changed file groups are returned whole (as hudi-rs does).
+    commit_times = frozenset(i.time for i in window) if ctx.config.populate_meta_fields else None
+    return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)
 
 
 def _window_time(instant) -> str:  # type: ignore[no-untyped-def]
