@@ -85,6 +85,10 @@ class TimestampOptions:
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> TimestampOptions:
         timestamp_type = tkeys.TIMESTAMP_TYPE.get(options)
+        if timestamp_type is None and tkeys.INPUT_DATE_FORMAT.get(options):
+            # Hudi 0.14 does not persist the type in hoodie.properties, only the formats; an input
+            # date format means the values are date strings.
+            timestamp_type = "DATE_STRING"
         if timestamp_type is None:
             raise ConfigError(f"{tkeys.TIMESTAMP_TYPE.key} is required by the TimestampBased key generator")
         output_format = tkeys.OUTPUT_DATE_FORMAT.get(options)
