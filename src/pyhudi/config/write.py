@@ -6,7 +6,7 @@ from pyhudi.config.options import boolean, choice, integer, number, string, stri
 
 OPERATIONS = (
     "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
-    "delete_partition", "bootstrap",
+    "delete_partition", "bootstrap", "compact", "log_compact",
 )
 OPERATION = choice(
     "hoodie.datasource.write.operation", "upsert", OPERATIONS, "The write operation.", upper=False

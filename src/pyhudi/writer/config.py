@@ -24,6 +24,8 @@ _OPERATION_TYPES = {
     "insert_overwrite_table": WriteOperationType.INSERT_OVERWRITE_TABLE,
     "delete_partition": WriteOperationType.DELETE_PARTITION,
     "bootstrap": WriteOperationType.BOOTSTRAP,
+    "compact": WriteOperationType.COMPACT,
+    "log_compact": WriteOperationType.LOG_COMPACT,
 }
 
 

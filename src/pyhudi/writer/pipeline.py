@@ -77,6 +77,8 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
     if existing is not None:
         existing.config.check_writable(path)
     cfg = resolve_write_config(options, existing.config if existing else None)
+    if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
+        return _compact(path, cfg, existing)
     if cfg.operation is WriteOperationType.BOOTSTRAP:
         from pyhudi.bootstrap import run_bootstrap_write
 
@@ -91,6 +93,17 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
         if created and not ctx.reload().active.timeline:
             ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: leave no table behind
         raise
+
+
+def _compact(path: str, cfg: WriteConfig, existing: TableContext | None) -> CommitResult:
+    if not cfg.is_merge_on_read or existing is None:
+        raise UnsupportedOperationError(
+            f"operation {cfg.operation.value.lower()} applies to MERGE_ON_READ tables only; {path} is "
+            f"{existing.config.table_type.value if existing else 'not a table'}"
+        )
+    from pyhudi.services.compaction import compact_from_write
+
+    return compact_from_write(existing, cfg)
 
 
 def _run(ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema) -> CommitResult:

@@ -98,7 +98,7 @@ def merged_schema(
     result_fields, casts = [], {}
     for field in incoming:
         old = table_fields.get(field.name)
-        merged = field if old is None else _merge_field(old, field)
+        merged = field if old is None else _merge_field(old, field, promote_incoming=fill_missing)
         if merged.type != field.type:
             casts[field.name] = merged.type
         result_fields.append(merged)
@@ -108,24 +108,27 @@ def merged_schema(
     return pa.schema(result_fields), casts, set(missing)
 
 
-def _merge_field(old: pa.Field, new: pa.Field) -> pa.Field:
-    merged = _merge_type(old.type, new.type, new.name)
+def _merge_field(old: pa.Field, new: pa.Field, *, promote_incoming: bool) -> pa.Field:
+    merged = _merge_type(old.type, new.type, new.name, promote_incoming)
     return pa.field(new.name, merged, nullable=True)
 
 
-def _merge_type(old: pa.DataType, new: pa.DataType, name: str) -> pa.DataType:
+def _merge_type(old: pa.DataType, new: pa.DataType, name: str, promote_incoming: bool = False) -> pa.DataType:
     if old == new:
         return old
     if pa.types.is_struct(old) and pa.types.is_struct(new):
         fields = {f.name: f for f in old}
-        merged = [pa.field(f.name, _merge_type(fields[f.name].type, f.type, f"{name}.{f.name}") if f.name in fields else f.type, True) for f in new]
+        merged = [
+            pa.field(f.name, _merge_type(fields[f.name].type, f.type, f"{name}.{f.name}", promote_incoming) if f.name in fields else f.type, True)
+            for f in new
+        ]
         merged += [f for f in old if f.name not in new.names]
         return pa.struct(merged)
     if pa.types.is_list(old) and pa.types.is_list(new):
-        return pa.list_(_merge_type(old.value_type, new.value_type, f"{name}[]"))
+        return pa.list_(_merge_type(old.value_type, new.value_type, f"{name}[]", promote_incoming))
     if pa.types.is_map(old) and pa.types.is_map(new):
-        return pa.map_(old.key_type, _merge_type(old.item_type, new.item_type, f"{name}{{}}"))
-    if (new, old) in _PROMOTIONS:  # incoming narrower: promote it to the table's type
+        return pa.map_(old.key_type, _merge_type(old.item_type, new.item_type, f"{name}{{}}", promote_incoming))
+    if (new, old) in _PROMOTIONS and promote_incoming:  # reconcile: the table's type is the writer's
         return old
     if (old, new) in _PROMOTIONS:  # the column widens
         return new
@@ -133,7 +136,8 @@ def _merge_type(old: pa.DataType, new: pa.DataType, name: str) -> pa.DataType:
         return new
     raise SchemaMismatchError(
         f"column {name!r} changes type from {old} to {new}; only widening promotions "
-        "(int->long/float/double, long->float/double, float->double) are compatible"
+        "(int->long/float/double, long->float/double, float->double) are compatible "
+        "(with hoodie.datasource.write.reconcile.schema=true narrower data is promoted to the table's type)"
     )
 
 

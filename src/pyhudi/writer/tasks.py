@@ -58,7 +58,7 @@ class _PartitionBuffer:
     def add(self, table: pa.Table) -> None:
         self.pending.append(table)
         self.pending_bytes += table.nbytes
-        if self.pending_bytes >= _BUFFER_BYTES:
+        if self.pending_bytes >= min(_BUFFER_BYTES, self.spec.sizing.max_file_size_bytes):
             self.flush()
 
     def flush(self) -> None:

@@ -1,0 +1,22 @@
+"""Simulate a writer that dies after writing data files but before committing."""
+
+from __future__ import annotations
+
+from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.config import resolve_write_config
+from pyhudi.writer.operations import OPERATIONS, WriteJob
+from pyhudi.writer.pipeline import action_for, task_spec
+from pyhudi.writer.prepare import prepare_records
+from pyhudi.writer.transaction import WriteTransaction
+
+
+def crashed_write(spark, path: str, df, options: dict[str, str]) -> str:  # type: ignore[no-untyped-def]
+    """Run a write up to (not including) its commit; returns the instant left inflight."""
+    ctx = TableContext.open(path)
+    cfg = resolve_write_config(options, ctx.config)
+    records, schema = prepare_records(df, cfg, table_arrow_schema(ctx))
+    transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
+    instant = transaction.begin()
+    OPERATIONS[cfg.operation](WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, instant), records))
+    return instant

@@ -1,0 +1,122 @@
+"""Bad input gets a clear error and loses nothing: the table is exactly as it was."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import pyhudi
+from pyhudi.exceptions import (
+    ConfigError,
+    InvalidRecordError,
+    SchemaMismatchError,
+    UnsupportedOperationError,
+    UnsupportedVersionError,
+)
+from tests.helpers.builders import df_of, trips, trips_options
+
+
+def _snapshot_files(path: str) -> dict[str, int]:
+    found = {}
+    for folder, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(folder, name)
+            found[os.path.relpath(full, path)] = os.path.getsize(full)
+    return found
+
+
+@pytest.fixture
+def table(spark, tmp_path):
+    path = str(tmp_path / "t")
+    pyhudi.write(df_of(spark, trips(0, 9)), path, {**trips_options(), "hoodie.datasource.write.operation": "insert"})
+    return path
+
+
+def _assert_untouched(spark, path, before):
+    assert _snapshot_files(path) == before
+    assert pyhudi.read(spark, path).count() == 9
+
+
+def test_null_record_key_is_rejected_and_rolled_back(spark, table):
+    before = _snapshot_files(table)
+    rows = trips(100, 3)
+    rows[1]["uuid"] = None
+    with pytest.raises(InvalidRecordError, match="uuid"):
+        pyhudi.write(df_of(spark, rows), table, {**trips_options(), "hoodie.datasource.write.operation": "upsert"})
+    _assert_untouched(spark, table, before)
+
+
+def test_missing_record_key_field_names_the_field(spark, table):
+    before = _snapshot_files(table)
+    with pytest.raises(SchemaMismatchError, match="uuid"):
+        pyhudi.write(df_of(spark, trips(0, 2)).drop("uuid"), table, trips_options())
+    _assert_untouched(spark, table, before)
+
+
+def test_missing_precombine_field_names_the_option(spark, table):
+    before = _snapshot_files(table)
+    with pytest.raises(SchemaMismatchError, match="precombine"):
+        pyhudi.write(df_of(spark, trips(0, 2)).drop("ts"), table, trips_options())
+    _assert_untouched(spark, table, before)
+
+
+def test_missing_partition_field_is_rejected(spark, tmp_path):
+    path = str(tmp_path / "new")
+    with pytest.raises(SchemaMismatchError, match="city"):
+        pyhudi.write(df_of(spark, trips(0, 2)).drop("city"), path, trips_options())
+    assert not os.path.exists(os.path.join(path, ".hoodie"))
+
+
+def test_unknown_operation_and_option_values_are_config_errors(spark, table):
+    before = _snapshot_files(table)
+    with pytest.raises(ConfigError, match="hoodie.datasource.write.operation"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.operation": "merge"})
+    with pytest.raises(ConfigError, match="hoodie.index.type"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.index.type": "MAGIC"})
+    with pytest.raises(ConfigError, match="key generator"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.keygenerator.class": "com.acme.KeyGen"})
+    _assert_untouched(spark, table, before)
+
+
+def test_options_conflicting_with_the_table_are_rejected(spark, table):
+    before = _snapshot_files(table)
+    with pytest.raises(ConfigError, match="record key"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.recordkey.field": "rider"})
+    with pytest.raises(ConfigError, match="table type"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    _assert_untouched(spark, table, before)
+
+
+def test_merge_on_read_only_operation_on_copy_on_write_is_rejected(spark, table):
+    before = _snapshot_files(table)
+    with pytest.raises(UnsupportedOperationError, match="MERGE_ON_READ"):
+        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.operation": "compact"})
+    _assert_untouched(spark, table, before)
+
+
+def test_type_narrowing_and_dropped_key_field_are_rejected(spark, table):
+    before = _snapshot_files(table)
+    from pyspark.sql import functions as F
+
+    narrowed = df_of(spark, trips(0, 2)).withColumn("fare", F.col("fare").cast("float"))
+    with pytest.raises(SchemaMismatchError, match="fare"):
+        pyhudi.write(narrowed, table, trips_options())
+    with pytest.raises(SchemaMismatchError, match="rider"):
+        pyhudi.write(df_of(spark, trips(0, 2)).drop("rider"), table, trips_options())
+    _assert_untouched(spark, table, before)
+
+
+def test_writing_a_table_version_8_table_is_refused(spark, hudi_tables, tmp_path):
+    import shutil
+
+    copy = tmp_path / "v8"
+    shutil.copytree(hudi_tables["cow__v8_nonpartitioned"], copy)
+    df = spark.read.parquet(str(next(p for p in copy.glob("*.parquet")))).drop(*[c for c in ("_hoodie_commit_time",)])
+    with pytest.raises(UnsupportedVersionError, match="version 6"):
+        pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "insert"})
+
+
+def test_reading_a_folder_without_a_table_names_the_path(spark, tmp_path):
+    with pytest.raises(pyhudi.TableNotFoundError, match="no Hudi table"):
+        pyhudi.read(spark, str(tmp_path))
