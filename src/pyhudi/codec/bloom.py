@@ -164,17 +164,25 @@ def murmur_hash(keys: Any, seed: int | np.ndarray = 0) -> np.ndarray:
 
 
 def hash_positions(keys: Any, nb_hash: int, vector_size: int) -> np.ndarray:
-    """Hadoop `HashFunction.hash`: the (n, nb_hash) bit positions of each key."""
+    """Hadoop `HashFunction.hash`: the (n, nb_hash) bit positions of each key (int32)."""
     n, groups = _length_groups(keys)
-    out = np.empty((n, nb_hash), np.int64)
+    # Filled round by round (contiguous rows), returned transposed. Java's `%` keeps the sign of
+    # the dividend, as np.fmod does; int32 arithmetic suffices since vector_size < 2**31.
+    out = np.empty((nb_hash, n), np.int32)
+    size = np.int32(vector_size)
     for idx, group in groups:
         if group.length == 0:
             raise InvalidRecordError("key length must be > 0 for the bloom filter")
         h = np.zeros(len(idx), np.uint32)
         for i in range(nb_hash):
             h = group.hash(h)
-            out[idx, i] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
-    return out
+            position = np.fmod(h.view(np.int32), size)
+            np.abs(position, out=position)
+            if len(groups) == 1:
+                out[i] = position
+            else:
+                out[i, idx] = position
+    return out.T
 
 
 def _batches(keys: Any) -> Iterable[Any]:
@@ -242,6 +250,10 @@ class BloomFilter(ABC):
         for batch in _batches(keys):
             positions = hash_positions(batch, self.nb_hash, self.vector_size)
             row_of_key = self._assign_rows(len(positions))
+            if len(row_of_key) and row_of_key[0] == row_of_key[-1] and np.all(row_of_key == row_of_key[0]):
+                # One row for the whole batch (the usual case): scatter the contiguous positions.
+                self.rows[int(row_of_key[0])][positions.T.reshape(-1)] = True
+                continue
             for r in np.unique(row_of_key):
                 self.rows[r][positions[row_of_key == r].ravel()] = True
 

@@ -124,6 +124,8 @@ def decode_commit_metadata(data: bytes, *, what: str = "commit metadata") -> Com
             doc = json.loads(data)
         except ValueError as err:
             raise CorruptFileError(f"cannot parse {what} as JSON: {err}") from err
+    if not isinstance(doc, dict):
+        raise CorruptFileError(f"{what} is not a JSON object")
     return _from_document(doc)
 
 

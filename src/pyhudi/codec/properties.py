@@ -70,10 +70,15 @@ def load_properties(data: bytes) -> dict[str, str]:
     return result
 
 
+def _java_lines(text: str) -> list[str]:
+    """Lines as `java.util.Properties` ends them: at \n, \r or \r\n only."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def _logical_lines(text: str) -> list[str]:
     lines, current = [], ""
-    for raw in text.splitlines():
-        line = raw.lstrip() if current == "" else raw.lstrip()
+    for raw in _java_lines(text):
+        line = raw.lstrip(" \t\f")
         if current == "" and (not line or line[0] in "#!"):
             continue
         trailing = len(line) - len(line.rstrip("\\"))

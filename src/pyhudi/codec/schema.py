@@ -160,10 +160,10 @@ def _arrow_type(avro_type: Any, named: dict[str, Any], namespace: str) -> pa.Dat
         return _arrow_field("item", avro_type, named, namespace).type
     kind = avro_type["type"]
     logical = avro_type.get("logicalType")
+    if kind in ("record", "enum", "fixed"):
+        _register(avro_type, named, namespace)
     if kind == "record":
         ns = avro_type.get("namespace", namespace)
-        named[avro_type["name"]] = avro_type
-        named[f"{ns}.{avro_type['name']}"] = avro_type
         return pa.struct([_arrow_field(f["name"], f["type"], named, ns) for f in avro_type["fields"]])
     if kind == "array":
         item = _arrow_field("element", avro_type["items"], named, namespace)
@@ -174,16 +174,27 @@ def _arrow_type(avro_type: Any, named: dict[str, Any], namespace: str) -> pa.Dat
     if logical == "decimal":
         return pa.decimal128(int(avro_type["precision"]), int(avro_type.get("scale", 0)))
     if kind == "fixed":
-        named[avro_type["name"]] = avro_type
         return pa.binary()
     if kind == "enum":
         return pa.string()
     return _logical_primitive(kind, logical)
 
 
+def _register(avro_type: dict[str, Any], named: dict[str, Any], namespace: str) -> None:
+    """Remember a named type under its short and full names, for later references."""
+    name = avro_type["name"]
+    if "." in name:
+        named[name] = avro_type
+        name = name.rsplit(".", 1)[1]
+    else:
+        named[f"{avro_type.get('namespace', namespace)}.{name}"] = avro_type
+    named[name] = avro_type
+
+
 def _named_or_primitive(name: str, named: dict[str, Any], namespace: str) -> pa.DataType:
-    if name in named:
-        return _arrow_type(named[name], named, namespace)
+    for candidate in (name, f"{namespace}.{name}"):
+        if candidate in named:
+            return _arrow_type(named[candidate], named, namespace)
     return _logical_primitive(name, None)
 
 

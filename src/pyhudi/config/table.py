@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pyhudi.config.options import boolean, choice, integer, string
 
-NAME = string("hoodie.table.name", None, "Table name; with the database name it forms the checksum.")
+NAME = string(
+    "hoodie.table.name", None, "Table name; with the database name it forms the checksum.",
+    "hoodie.datasource.write.table.name",
+)
 DATABASE = string("hoodie.database.name", None, "Database name (checksum input).")
 TYPE = choice("hoodie.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"), "Table type.")
 VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes 6, reads 6 and 8.")
@@ -31,7 +34,8 @@ POPULATE_META_FIELDS = boolean("hoodie.populate.meta.fields", True, "Write the f
 ARCHIVELOG_FOLDER = string("hoodie.archivelog.folder", "archived", "Sub-folder of `.hoodie` for the archived timeline.")
 TIMELINE_TIMEZONE = choice(
     "hoodie.table.timeline.timezone", "LOCAL", ("LOCAL", "UTC"),
-    "Time zone of instant times. Hudi's default is LOCAL; pyhudi creates tables with UTC.",
+    "Time zone of instant times: LOCAL when absent (Hudi's default); tables pyhudi creates get UTC "
+    "unless the option says otherwise.",
 )
 PARTITION_METAFILE_USE_BASE_FORMAT = boolean(
     "hoodie.partition.metafile.use.base.format", False, "Partition marker files in the base format."

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from pyhudi.config import table as _table
 from pyhudi.config.options import boolean, choice, integer, number, string, string_list
+
+# Keys shared with hoodie.properties are declared once, in pyhudi.config.table.
+TABLE_NAME = _table.NAME
+DATABASE_NAME = _table.DATABASE
+HIVE_STYLE_PARTITIONING = _table.HIVE_STYLE_PARTITIONING
+URL_ENCODE_PARTITIONING = _table.URL_ENCODE_PARTITIONING
+POPULATE_META_FIELDS = _table.POPULATE_META_FIELDS
+DROP_PARTITION_COLUMNS = _table.DROP_PARTITION_COLUMNS
+TIMELINE_TIMEZONE = _table.TIMELINE_TIMEZONE
+#: Time zone of the instants of tables pyhudi creates, unless the option is given (Hudi: LOCAL).
+NEW_TABLE_TIMEZONE = "UTC"
 
 OPERATIONS = (
     "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
@@ -15,10 +27,6 @@ TABLE_TYPE = choice(
     "hoodie.datasource.write.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"),
     "Table type when the table is created.", "hoodie.table.type",
 )
-TABLE_NAME = string(
-    "hoodie.table.name", None, "Table name (required to create a table).", "hoodie.datasource.write.table.name"
-)
-DATABASE_NAME = string("hoodie.database.name", None, "Database name recorded in hoodie.properties.")
 RECORD_KEY_FIELD = string(
     "hoodie.datasource.write.recordkey.field", "uuid", "Record key field(s), comma-separated."
 )
@@ -39,12 +47,6 @@ KEY_GENERATOR_TYPE = choice(
     ("SIMPLE", "COMPLEX", "TIMESTAMP", "CUSTOM", "NON_PARTITION", "GLOBAL_DELETE"),
     "Key generator type (alternative to the class).",
 )
-HIVE_STYLE_PARTITIONING = boolean(
-    "hoodie.datasource.write.hive_style_partitioning", False, "Partition folders as `field=value`."
-)
-URL_ENCODE_PARTITIONING = boolean(
-    "hoodie.datasource.write.partitionpath.urlencode", False, "Escape special characters in partition paths."
-)
 PAYLOAD_CLASS = string(
     "hoodie.datasource.write.payload.class",
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
@@ -61,14 +63,6 @@ COMBINE_BEFORE_UPSERT = boolean("hoodie.combine.before.upsert", True, "De-duplic
 COMBINE_BEFORE_DELETE = boolean("hoodie.combine.before.delete", True, "De-duplicate a batch before delete.")
 PARTITIONS_TO_DELETE = string_list(
     "hoodie.datasource.write.partitions.to.delete", None, "Partition paths for delete_partition."
-)
-POPULATE_META_FIELDS = boolean("hoodie.populate.meta.fields", True, "Write the `_hoodie_*` meta columns.")
-DROP_PARTITION_COLUMNS = boolean(
-    "hoodie.datasource.write.drop.partition.columns", False, "Drop partition columns (not supported)."
-)
-TIMELINE_TIMEZONE = choice(
-    "hoodie.table.timeline.timezone", "UTC", ("LOCAL", "UTC"),
-    "Time zone of instant times of a new table (pyhudi default UTC).",
 )
 BULK_INSERT_SORT_MODE = choice(
     "hoodie.bulkinsert.sort.mode", "NONE", ("NONE", "GLOBAL_SORT", "PARTITION_SORT"),

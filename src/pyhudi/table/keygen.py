@@ -56,7 +56,8 @@ _BY_SIMPLE_NAME = {
 
 def kind_of_class(class_name: str) -> KeyGenKind:
     """The built-in kind of a Hudi key generator class name (or a v8 `keygenerator.type`)."""
-    simple = class_name.strip().rsplit(".", 1)[-1]
+    class_name = class_name.strip()
+    simple = class_name.rsplit(".", 1)[-1]
     if class_name.startswith(("org.apache.hudi.keygen.", "org.apache.hudi.")) or "." not in class_name:
         if simple in _BY_SIMPLE_NAME:
             return _BY_SIMPLE_NAME[simple]

@@ -92,17 +92,29 @@ def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
 
 
 def _marker_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, IOType]] | None:
+    """(partition, data file, IO type) of every marker; None when there are none to go by.
+
+    DIRECT markers are one empty file each; TIMELINE_SERVER_BASED markers (Hudi's Spark default)
+    are `MARKERS<n>` files listing one marker path per line.
+    """
     folder = ctx.marker_folder(instant_time)
-    if not ctx.storage.exists(folder):
-        return None
     found = []
     for status in ctx.storage.walk_files(folder):
-        parsed = parse_marker(status.name)
-        if parsed is None:
+        if status.name.startswith("MARKERS") and status.name != "MARKERS.type":
+            lines = ctx.storage.read_text(status.path).splitlines()
+            found.extend(m for m in (_marker_entry(line.strip()) for line in lines) if m is not None)
             continue
         relative = posixpath.relpath(posixpath.dirname(status.path), folder)
-        found.append(("" if relative == "." else relative, parsed[0], parsed[1]))
-    return found
+        entry = _marker_entry(posixpath.join("" if relative == "." else relative, status.name))
+        if entry is not None:
+            found.append(entry)
+    return found or None
+
+
+def _marker_entry(marker_path: str) -> tuple[str, str, IOType] | None:
+    partition, name = posixpath.split(marker_path)
+    parsed = parse_marker(name)
+    return None if parsed is None else (partition, parsed[0], parsed[1])
 
 
 def _listed_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, IOType]]:

@@ -100,7 +100,9 @@ class WriteConfig:
             tkeys.DROP_PARTITION_COLUMNS.key: "false",
             tkeys.POPULATE_META_FIELDS.key: _bool(self.populate_meta_fields),
             tkeys.ARCHIVELOG_FOLDER.key: "archived",
-            tkeys.TIMELINE_TIMEZONE.key: wkeys.TIMELINE_TIMEZONE.get(o),
+            tkeys.TIMELINE_TIMEZONE.key: (
+                wkeys.TIMELINE_TIMEZONE.get(o) if wkeys.TIMELINE_TIMEZONE.is_set(o) else wkeys.NEW_TABLE_TIMEZONE
+            ),
             tkeys.PARTITION_METAFILE_USE_BASE_FORMAT.key: "false",
             tkeys.CDC_ENABLED.key: "false",
         }

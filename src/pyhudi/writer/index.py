@@ -69,11 +69,15 @@ def tag_locations(
         locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg)
     else:
         locations = existing_locations(spark, ctx, files, cfg)
+    # First narrow the table's keys to the incoming ones with a broadcast semi-join (no shuffle of
+    # the whole index), then attach the few matches to the incoming records.
+    incoming_keys = incoming.select(F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION))
     if cfg.is_global_index:
-        return incoming.join(locations, on=RECORD_KEY, how="left")
-    condition = (incoming[RECORD_KEY] == locations[RECORD_KEY]) & (incoming[PARTITION_PATH] == locations[LOC_PARTITION])
-    joined = incoming.join(locations, on=condition, how="left")
-    return joined.drop(locations[RECORD_KEY])
+        matches = locations.join(F.broadcast(incoming_keys.select(RECORD_KEY)), on=RECORD_KEY, how="left_semi")
+        return incoming.join(matches, on=RECORD_KEY, how="left")
+    matches = locations.join(F.broadcast(incoming_keys), on=[RECORD_KEY, LOC_PARTITION], how="left_semi")
+    condition = (incoming[RECORD_KEY] == matches[RECORD_KEY]) & (incoming[PARTITION_PATH] == matches[LOC_PARTITION])
+    return incoming.join(matches, on=condition, how="left").drop(matches[RECORD_KEY])
 
 
 def empty_locations(spark: SparkSession) -> DataFrame:

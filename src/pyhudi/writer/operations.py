@@ -41,8 +41,13 @@ class Outcome:
 FileGroupWriter = Callable[[WriteJob, DataFrame], list[dict]]
 
 
+def in_task_combine(cfg: WriteConfig) -> bool:
+    """Pre-combining happens in the file-group tasks (no extra shuffle) for upserts with a non-global index."""
+    return cfg.combine_before_write and cfg.operation is WriteOperationType.UPSERT and not cfg.is_global_index
+
+
 def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
-    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field)
+    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field, combine=in_task_combine(job.cfg))
     data = records.drop(*[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS])
     if job.cfg.parallelism > 0:
         data = data.repartition(job.cfg.parallelism, FID)
@@ -116,7 +121,7 @@ def insert(job: WriteJob) -> Outcome:
 
 def upsert(job: WriteJob) -> Outcome:
     records = job.records
-    if job.cfg.combine_before_write:
+    if job.cfg.combine_before_write and not in_task_combine(job.cfg):
         records = deduplicate(records, job.cfg)
     records = records.persist()
     try:
@@ -127,7 +132,9 @@ def upsert(job: WriteJob) -> Outcome:
             updates = tagged.filter(F.col(LOC_FID).isNotNull()).withColumn(FID, F.col(LOC_FID)).withColumn(
                 BASE, F.col(LOC_BASE)
             )
-            inserts = tagged.filter(F.col(LOC_FID).isNull() & ~F.col(DELETE))
+            inserts = tagged.filter(F.col(LOC_FID).isNull())
+            if not in_task_combine(job.cfg):  # else deletes compete with inserts of their key in the task
+                inserts = inserts.filter(~F.col(DELETE))
             assigned = _assign_inserts(job, inserts, small_files=True)
             columns = [c for c in assigned.columns if c not in (LOC_FID, LOC_BASE, LOC_PARTITION)]
             combined = updates.select(*columns).unionByName(assigned.select(*columns))

@@ -128,6 +128,32 @@ def bulk_insert_function(spec: WriteTaskSpec) -> Callable[[Iterator[pa.RecordBat
 class MergeSpec:
     merge_mode: MergeMode
     ordering_field: str | None
+    #: Pre-combine the group's records (one per key, greatest ordering value) inside the task:
+    #: every record of a key reaches the same file group, so no separate shuffle is needed.
+    combine: bool = False
+
+
+ROW = "__pyhudi_row"
+
+
+def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
+    """One record per record key: the greatest ordering value wins, ties go to the later record."""
+    keys = table.column(RECORD_KEY)
+    if table.num_rows < 2 or pc.count_distinct(keys).as_py() == table.num_rows:
+        return table
+    numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    sort_keys = [(RECORD_KEY, "ascending")]
+    if ordering_field and ordering_field in table.column_names:
+        sort_keys.append((ordering_field, "ascending"))
+    order = pc.sort_indices(numbered, sort_keys=[*sort_keys, (ROW, "ascending")], null_placement="at_start")
+    sorted_keys = keys.take(order).combine_chunks()
+    last_of_run = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        last_of_run[:-1] = pc.not_equal(sorted_keys.slice(0, len(order) - 1), sorted_keys.slice(1)).to_numpy(
+            zero_copy_only=False
+        )
+    kept = np.sort(order.to_numpy()[last_of_run])
+    return table.take(pa.array(kept))
 
 
 def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.Table], pa.Table]:
@@ -137,6 +163,8 @@ def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.T
         if group.num_rows == 0:
             return stats_table([])
         pid, token = task_identity()
+        if merge.combine:
+            group = keep_latest_per_key(group, merge.ordering_field)
         file_id = group.column(FID)[0].as_py()
         base_name = group.column(BASE)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
@@ -192,6 +220,27 @@ class MergePlan:
 
 
 def plan_merge(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec) -> MergePlan:
+    """Positions of the merged file. Several incoming records of one key collapse to the last one,
+    as Hudi's merge handle keys incoming records by record key."""
+    last = _last_occurrences(incoming.column(RECORD_KEY))
+    if last is None:
+        return _plan_merge_unique(old, incoming, deletes, merge)
+    taken = pa.array(last)
+    plan = _plan_merge_unique(old, incoming.take(taken), deletes.take(taken), merge)
+    return MergePlan(plan.take_old, last[plan.take_new], plan.order, plan.num_updates, plan.num_inserts, plan.num_deletes)
+
+
+def _last_occurrences(keys: pa.ChunkedArray) -> np.ndarray | None:
+    """Input positions of the last record of each key (in input order), or None if keys are unique."""
+    n = len(keys)
+    if n < 2 or pc.count_distinct(keys).as_py() == n:
+        return None
+    reversed_keys = keys.take(pa.array(np.arange(n - 1, -1, -1)))
+    first_in_reverse = pc.index_in(pc.unique(reversed_keys), value_set=reversed_keys.combine_chunks())
+    return np.sort(n - 1 - first_in_reverse.to_numpy(zero_copy_only=False).astype(np.int64))
+
+
+def _plan_merge_unique(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec) -> MergePlan:
     old_keys, new_keys = old.column(RECORD_KEY), incoming.column(RECORD_KEY)
     match = pc.index_in(old_keys, value_set=new_keys.combine_chunks())
     matched = pc.is_valid(match).to_numpy(zero_copy_only=False).astype(bool)

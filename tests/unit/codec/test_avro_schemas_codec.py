@@ -75,20 +75,41 @@ def clustering_plan() -> dict:
         "bootstrapFilePath": "",
         "version": 1,
     }
-    group = {"slices": [slice_info], "metrics": {}, "numOutputFileGroups": 1, "extraMetadata": None, "version": 1}
+    group = {
+        "slices": [slice_info],
+        "metrics": {},
+        "numOutputFileGroups": 1,
+        "extraMetadata": None,
+        "version": 1,
+    }
     strategy = {"strategyClassName": "x.Sort", "strategyParams": {}, "version": 1}
-    return {"inputGroups": [group], "strategy": strategy, "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True}
+    return {
+        "inputGroups": [group],
+        "strategy": strategy,
+        "extraMetadata": {},
+        "version": 1,
+        "preserveHoodieMetadata": True,
+    }
 
 
 RECORDS = {
     "HoodieCleanerPlan": {
-        "earliestInstantToRetain": {"timestamp": "20240101000000000", "action": "commit", "state": "COMPLETED"},
+        "earliestInstantToRetain": {
+            "timestamp": "20240101000000000",
+            "action": "commit",
+            "state": "COMPLETED",
+        },
         "lastCompletedCommitTimestamp": "20240102000000000",
         "policy": "KEEP_LATEST_COMMITS",
         "filesToBeDeletedPerPartition": {},
         "version": 2,
         "filePathsToBeDeletedPerPartition": {
-            "p=1": [{"filePath": "/t/p=1/f-0_0-1-2_20240101000000000.parquet", "isBootstrapBaseFile": False}]
+            "p=1": [
+                {
+                    "filePath": "/t/p=1/f-0_0-1-2_20240101000000000.parquet",
+                    "isBootstrapBaseFile": False,
+                }
+            ]
         },
         "partitionsToBeDeleted": [],
     },
@@ -240,14 +261,19 @@ def test_archived_meta_entry_round_trips_a_commit_entry():
 
 
 def test_encode_container_rejects_a_record_missing_required_fields():
-    record = {k: v for k, v in RECORDS["HoodieRollbackMetadata"].items() if k != "startRollbackTime"}
+    record = {
+        k: v for k, v in RECORDS["HoodieRollbackMetadata"].items() if k != "startRollbackTime"
+    }
     with pytest.raises(fastavro.validation.ValidationError, match="startRollbackTime"):
         encode_container("HoodieRollbackMetadata", record)
 
 
 def test_schemaless_record_round_trips():
     record = RECORDS["HoodieCompactionPlan"]
-    assert decode_record("HoodieCompactionPlan", encode_record("HoodieCompactionPlan", record)) == record
+    assert (
+        decode_record("HoodieCompactionPlan", encode_record("HoodieCompactionPlan", record))
+        == record
+    )
 
 
 @pytest.mark.parametrize("data", [b"", b"Obj\x01", b"not avro at all"])
@@ -268,7 +294,12 @@ def test_decode_container_of_truncated_file_raises_corrupt_file_error():
 def test_every_avro_timeline_file_of_the_real_tables_decodes(hudi_tables):
     files = avro_timeline_files(hudi_tables)
     names = {record for _, record in files}
-    assert {"HoodieRollbackPlan", "HoodieRollbackMetadata", "HoodieRequestedReplaceMetadata", "HoodieCompactionPlan"} <= names
+    assert {
+        "HoodieRollbackPlan",
+        "HoodieRollbackMetadata",
+        "HoodieRequestedReplaceMetadata",
+        "HoodieCompactionPlan",
+    } <= names
     for path, _ in files:
         assert isinstance(decode_container(path.read_bytes(), what=str(path)), dict), path
 
@@ -306,7 +337,12 @@ def test_real_rollback_plan_and_metadata_name_the_failed_deltacommit(hudi_tables
 def test_real_insert_overwrite_requested_replace_metadata_is_all_null(hudi_tables):
     hoodie = hudi_tables["cow__v6_simplekeygen_nonhivestyle_overwritetable"] / ".hoodie"
     record = decode_container((hoodie / "20240707001303088.replacecommit.requested").read_bytes())
-    assert record == {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None}
+    assert record == {
+        "operationType": None,
+        "clusteringPlan": None,
+        "extraMetadata": None,
+        "version": None,
+    }
 
 
 def test_real_v8_compaction_plan_lists_one_operation_per_file_group(hudi_tables):

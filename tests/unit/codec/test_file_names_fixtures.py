@@ -48,7 +48,12 @@ def expected_kind(relative: Path) -> str | None:
 
 
 def all_files(tables: dict[str, Path]) -> list[tuple[str, Path]]:
-    return [(table, p.relative_to(root)) for table, root in sorted(tables.items()) for p in root.rglob("*") if p.is_file()]
+    return [
+        (table, p.relative_to(root))
+        for table, root in sorted(tables.items())
+        for p in root.rglob("*")
+        if p.is_file()
+    ]
 
 
 def test_every_fixture_file_is_exactly_one_kind_or_ignored(hudi_tables):
@@ -73,8 +78,13 @@ def test_every_fixture_base_file_name_rebuilds_from_its_parts(hudi_tables):
         base = fn.parse_base_file(partition, relative.name, 7)
         if base is None:
             continue
-        extension = relative.name[relative.name.index(".", len(base.file_id) + len(base.write_token) + 2) :]
-        assert fn.base_file_name(base.file_id, base.write_token, base.instant_time, extension) == relative.name
+        extension = relative.name[
+            relative.name.index(".", len(base.file_id) + len(base.write_token) + 2) :
+        ]
+        assert (
+            fn.base_file_name(base.file_id, base.write_token, base.instant_time, extension)
+            == relative.name
+        )
         assert base.relative_path == str(relative) and base.size_bytes == 7
         assert extension in (".parquet", ".hfile")
         seen += 1
@@ -87,7 +97,13 @@ def test_every_fixture_log_file_name_rebuilds_from_its_parts(hudi_tables):
         log = fn.parse_log_file("p", relative.name)
         if log is None:
             continue
-        rebuilt = fn.log_file_name(log.file_id, log.base_instant_time, log.version, log.write_token, extension=log.extension)
+        rebuilt = fn.log_file_name(
+            log.file_id,
+            log.base_instant_time,
+            log.version,
+            log.write_token,
+            extension=log.extension,
+        )
         assert rebuilt == relative.name
         assert InstantTime.is_valid(log.base_instant_time) and log.version >= 1
         seen += 1
@@ -101,7 +117,9 @@ def test_every_fixture_instant_file_name_rebuilds_from_the_instant(hudi_tables):
         if instant is None:
             continue
         if instant.completion_time is not None:  # table version 8: <requested>_<completed>.<action>
-            assert relative.name == f"{instant.time}_{instant.completion_time}.{instant.action.value}"
+            assert (
+                relative.name == f"{instant.time}_{instant.completion_time}.{instant.action.value}"
+            )
             assert instant.is_completed and relative.parent.name == "timeline"
         else:
             assert fn.instant_file_name(instant) == relative.name
@@ -111,9 +129,16 @@ def test_every_fixture_instant_file_name_rebuilds_from_the_instant(hudi_tables):
 
 def test_metadata_table_file_ids_and_twenty_digit_style_instants_parse():
     hfile = fn.parse_base_file("files", "files-0000-0_0-955-2690_00000000000000000.hfile")
-    assert hfile is not None and (hfile.file_id, hfile.instant_time) == ("files-0000-0", "00000000000000000")
+    assert hfile is not None and (hfile.file_id, hfile.instant_time) == (
+        "files-0000-0",
+        "00000000000000000",
+    )
     log = fn.parse_log_file("record_index", ".record-index-0001-0_00000000000000002.log.1_0-0-0")
-    assert log is not None and (log.file_id, log.base_instant_time, log.write_token) == ("record-index-0001-0", "00000000000000002", "0-0-0")
+    assert log is not None and (log.file_id, log.base_instant_time, log.write_token) == (
+        "record-index-0001-0",
+        "00000000000000002",
+        "0-0-0",
+    )
     assert InstantTime.is_valid("20240101000000000010")
 
 
@@ -140,23 +165,40 @@ def test_non_base_files_are_not_base_files(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["hoodie.properties", "20240101000000000.commit.bogus", "20240101000000000.compaction", "2024.commit", "x.commit"],
+    [
+        "hoodie.properties",
+        "20240101000000000.commit.bogus",
+        "20240101000000000.compaction",
+        "2024.commit",
+        "x.commit",
+    ],
 )
 def test_non_instant_names_are_not_instants(name):
     assert fn.parse_instant_file(name) is None
 
 
 def test_partition_metafile_variants_are_recognised():
-    for name in (".hoodie_partition_metadata", ".hoodie_partition_metadata.parquet", ".hoodie_partition_metadata.orc"):
+    for name in (
+        ".hoodie_partition_metadata",
+        ".hoodie_partition_metadata.parquet",
+        ".hoodie_partition_metadata.orc",
+    ):
         assert fn.is_partition_metafile(name) and classify(name) == {"partition-metafile"}
 
 
 def test_cdc_and_archive_log_names_parse_their_suffix_and_extension():
     cdc = fn.parse_log_file("", ".f-0_20240101000000000.log.2_1-2-3.cdc")
     assert cdc is not None and (cdc.suffix, cdc.version, cdc.write_token) == (".cdc", 2, "1-2-3")
-    assert fn.log_file_name("f-0", "20240101000000000", 2, "1-2-3", cdc=True) == ".f-0_20240101000000000.log.2_1-2-3.cdc"
+    assert (
+        fn.log_file_name("f-0", "20240101000000000", 2, "1-2-3", cdc=True)
+        == ".f-0_20240101000000000.log.2_1-2-3.cdc"
+    )
     archive = fn.parse_log_file("", ".commits_.archive.3_1-0-1")
-    assert archive is not None and (archive.extension, archive.base_instant_time, archive.version) == ("archive", "", 3)
+    assert archive is not None and (
+        archive.extension,
+        archive.base_instant_time,
+        archive.version,
+    ) == ("archive", "", 3)
 
 
 def test_log_name_without_write_token_parses():
@@ -192,13 +234,34 @@ def test_marker_names_for_every_io_type_round_trip_and_others_are_rejected():
 @pytest.mark.parametrize(
     ("instant", "name"),
     [
-        (Instant(InstantTime("20240101000000000"), Action.COMMIT, State.REQUESTED), "20240101000000000.commit.requested"),
-        (Instant(InstantTime("20240101000000000"), Action.COMMIT, State.INFLIGHT), "20240101000000000.inflight"),
-        (Instant(InstantTime("20240101000000000"), Action.DELTA_COMMIT, State.INFLIGHT), "20240101000000000.deltacommit.inflight"),
-        (Instant(InstantTime("20240101000000000"), Action.LOG_COMPACTION, State.COMPLETED), "20240101000000000.deltacommit"),
-        (Instant(InstantTime("20240101000000000"), Action.CLUSTERING, State.COMPLETED), "20240101000000000.replacecommit"),
-        (Instant(InstantTime("20240101000000000"), Action.ROLLBACK, State.COMPLETED), "20240101000000000.rollback"),
-        (Instant(InstantTime("20240101000000000"), Action.SAVEPOINT, State.INFLIGHT), "20240101000000000.savepoint.inflight"),
+        (
+            Instant(InstantTime("20240101000000000"), Action.COMMIT, State.REQUESTED),
+            "20240101000000000.commit.requested",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.COMMIT, State.INFLIGHT),
+            "20240101000000000.inflight",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.DELTA_COMMIT, State.INFLIGHT),
+            "20240101000000000.deltacommit.inflight",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.LOG_COMPACTION, State.COMPLETED),
+            "20240101000000000.deltacommit",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.CLUSTERING, State.COMPLETED),
+            "20240101000000000.replacecommit",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.ROLLBACK, State.COMPLETED),
+            "20240101000000000.rollback",
+        ),
+        (
+            Instant(InstantTime("20240101000000000"), Action.SAVEPOINT, State.INFLIGHT),
+            "20240101000000000.savepoint.inflight",
+        ),
     ],
 )
 def test_instant_file_names_follow_the_layout_1_table(instant, name):

@@ -123,21 +123,13 @@ def test_load_properties_last_duplicate_key_wins():
     assert load_properties(b"k=1\nk=2\n") == {"k": "2"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: codec/properties.py _logical_lines uses str.splitlines(), which also breaks lines at "
-    "\\x85, \\x0b, \\x1c-\\x1e; java.util.Properties only ends lines at \\n and \\r",
-)
 @pytest.mark.parametrize("separator", [b"\x85", b"\x0b", b"\x1c"])
 def test_load_properties_keeps_raw_non_java_line_separators_inside_values(separator):
-    assert load_properties(b"k=a" + separator + b"b\n") == {"k": "a" + separator.decode("latin-1") + "b"}
+    assert load_properties(b"k=a" + separator + b"b\n") == {
+        "k": "a" + separator.decode("latin-1") + "b"
+    }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: codec/properties.py _logical_lines strips lines with str.lstrip(), which removes "
-    "\\xa0 (and other Unicode blanks); Java only skips ' ', \\t and \\f at the start of a line",
-)
 def test_load_properties_keeps_leading_no_break_space_of_a_key():
     assert load_properties(b"\xa0k=v\n") == {"\u00a0k": "v"}
 

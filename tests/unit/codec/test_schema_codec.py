@@ -24,7 +24,46 @@ from pyhudi.codec.schema import (
 )
 
 # Spark's `Decimal.minBytesForPrecision` for precisions 1..38.
-SPARK_MIN_BYTES = [1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8, 8, 9, 9, 9, 10, 10, 11, 11, 11, 12, 12, 13, 13, 13, 14, 14, 15, 15, 16, 16, 16]
+SPARK_MIN_BYTES = [
+    1,
+    1,
+    2,
+    2,
+    3,
+    3,
+    4,
+    4,
+    4,
+    5,
+    5,
+    6,
+    6,
+    6,
+    7,
+    7,
+    8,
+    8,
+    9,
+    9,
+    9,
+    10,
+    10,
+    11,
+    11,
+    11,
+    12,
+    12,
+    13,
+    13,
+    13,
+    14,
+    14,
+    15,
+    15,
+    16,
+    16,
+    16,
+]
 
 
 def commit_schemas(tables: dict[str, Path]) -> list[tuple[Path, str]]:
@@ -53,12 +92,16 @@ def test_every_real_commit_schema_survives_avro_to_arrow_to_avro_unchanged(hudi_
         avro = json.loads(text)
         again = arrow_to_avro(avro_to_arrow(text), table_name_of(avro))
         assert again == avro, path
-        assert json.loads(arrow_to_avro_json(avro_to_arrow(avro), table_name_of(avro))) == avro, path
+        assert json.loads(arrow_to_avro_json(avro_to_arrow(avro), table_name_of(avro))) == avro, (
+            path
+        )
 
 
 def test_real_complex_schema_maps_every_spark_type(hudi_tables):
     root = hudi_tables["cow__v6_nonpartitioned"]
-    text = decode_commit_metadata((root / ".hoodie" / "20240418173550988.commit").read_bytes()).schema
+    text = decode_commit_metadata(
+        (root / ".hoodie" / "20240418173550988.commit").read_bytes()
+    ).schema
     schema = avro_to_arrow(text)
     assert schema.field("id").type == pa.int32() and schema.field("id").nullable
     assert schema.field("longField").type == pa.int64()
@@ -70,7 +113,10 @@ def test_real_complex_schema_maps_every_spark_type(hudi_tables):
     assert pa.types.is_list(schema.field("arrayField").type)
     assert pa.types.is_struct(schema.field("arrayField").type.value_type)
     assert schema.field("mapField").type.key_type == pa.string()
-    assert schema.field("structField").type.field("child_struct").type.field("child_field2").type == pa.bool_()
+    assert (
+        schema.field("structField").type.field("child_struct").type.field("child_field2").type
+        == pa.bool_()
+    )
 
 
 def test_create_schema_with_null_second_unions_reads_as_nullable(hudi_tables):
@@ -82,9 +128,11 @@ def test_create_schema_with_null_second_unions_reads_as_nullable(hudi_tables):
 
 
 def test_every_arrow_schema_made_from_real_commits_is_valid_avro(hudi_tables):
-    for path, text in commit_schemas(hudi_tables):
+    for _, text in commit_schemas(hudi_tables):
         avro = json.loads(text)
-        fastavro.parse_schema(arrow_to_avro(avro_to_arrow(avro), table_name_of(avro), with_meta_fields=True))
+        fastavro.parse_schema(
+            arrow_to_avro(avro_to_arrow(avro), table_name_of(avro), with_meta_fields=True)
+        )
 
 
 # ---- naming rules ----------------------------------------------------------------------------
@@ -97,7 +145,9 @@ def test_record_name_and_namespace_follow_hudi():
 def test_nested_records_are_named_after_fields_in_parent_namespace():
     schema = pa.schema(
         [
-            pa.field("outer", pa.struct([pa.field("inner", pa.struct([pa.field("x", pa.int32())]))])),
+            pa.field(
+                "outer", pa.struct([pa.field("inner", pa.struct([pa.field("x", pa.int32())]))])
+            ),
             pa.field("items", pa.list_(pa.struct([pa.field("y", pa.string())]))),
             pa.field("by_key", pa.map_(pa.string(), pa.struct([pa.field("z", pa.float64())]))),
         ]
@@ -166,7 +216,11 @@ def test_nullable_list_items_and_map_values_are_unions():
     schema = pa.schema(
         [
             pa.field("l", pa.list_(pa.field("element", pa.int32(), nullable=True)), nullable=False),
-            pa.field("m", pa.map_(pa.string(), pa.field("value", pa.string(), nullable=False)), nullable=False),
+            pa.field(
+                "m",
+                pa.map_(pa.string(), pa.field("value", pa.string(), nullable=False)),
+                nullable=False,
+            ),
         ]
     )
     fields = arrow_to_avro(schema, "t")["fields"]
@@ -182,7 +236,9 @@ def test_unsupported_arrow_type_raises_type_error():
 
 def test_union_of_two_non_null_types_is_rejected():
     with pytest.raises(TypeError, match="unions"):
-        avro_to_arrow({"type": "record", "name": "r", "fields": [{"name": "u", "type": ["int", "string"]}]})
+        avro_to_arrow(
+            {"type": "record", "name": "r", "fields": [{"name": "u", "type": ["int", "string"]}]}
+        )
 
 
 def test_avro_to_arrow_resolves_named_type_references_and_enums():
@@ -191,7 +247,14 @@ def test_avro_to_arrow_resolves_named_type_references_and_enums():
         "name": "r",
         "namespace": "ns",
         "fields": [
-            {"name": "a", "type": {"type": "record", "name": "Point", "fields": [{"name": "x", "type": "int"}]}},
+            {
+                "name": "a",
+                "type": {
+                    "type": "record",
+                    "name": "Point",
+                    "fields": [{"name": "x", "type": "int"}],
+                },
+            },
             {"name": "b", "type": ["null", "Point"]},
             {"name": "c", "type": ["null", "ns.Point"]},
             {"name": "e", "type": {"type": "enum", "name": "Color", "symbols": ["RED"]}},
@@ -204,6 +267,42 @@ def test_avro_to_arrow_resolves_named_type_references_and_enums():
     assert [f.nullable for f in schema] == [False, True, True, False, False]
 
 
+@pytest.mark.parametrize(
+    ("definition", "reference", "arrow_type"),
+    [
+        ({"type": "enum", "name": "Color", "symbols": ["RED"]}, "Color", pa.string()),
+        (
+            {
+                "type": "fixed",
+                "name": "Money",
+                "size": 8,
+                "logicalType": "decimal",
+                "precision": 10,
+                "scale": 2,
+            },
+            "Money",
+            pa.decimal128(10, 2),
+        ),
+        ({"type": "fixed", "name": "Hash", "size": 8}, "ns.Hash", pa.binary()),
+    ],
+)
+def test_avro_to_arrow_resolves_references_to_named_enums_and_fixed_types(
+    definition, reference, arrow_type
+):
+    avro = {
+        "type": "record",
+        "name": "r",
+        "namespace": "ns",
+        "fields": [
+            {"name": "first", "type": definition},
+            {"name": "again", "type": ["null", reference]},
+        ],
+    }
+    fastavro.parse_schema(avro)  # valid Avro
+    schema = avro_to_arrow(avro)
+    assert schema.field("again").type == arrow_type == schema.field("first").type
+
+
 def test_millis_logical_types_read_as_microsecond_timestamps():
     avro = {
         "type": "record",
@@ -213,7 +312,10 @@ def test_millis_logical_types_read_as_microsecond_timestamps():
             {"name": "b", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
         ],
     }
-    assert [f.type for f in avro_to_arrow(avro)] == [pa.timestamp("us", tz="UTC"), pa.timestamp("us")]
+    assert [f.type for f in avro_to_arrow(avro)] == [
+        pa.timestamp("us", tz="UTC"),
+        pa.timestamp("us"),
+    ]
 
 
 def test_meta_fields_are_added_first_once_and_removed():

@@ -7,8 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from pyhudi.codec.properties import dump_properties, load_partition_metadata, load_properties, table_checksum
-from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundError, UnsupportedVersionError
+from pyhudi.codec.properties import (
+    dump_properties,
+    load_partition_metadata,
+    load_properties,
+    table_checksum,
+)
+from pyhudi.exceptions import (
+    CorruptFileError,
+    TableExistsError,
+    TableNotFoundError,
+    UnsupportedVersionError,
+)
 from pyhudi.model.enums import BaseFileFormat, TableType
 from pyhudi.table.config import TableConfig
 from pyhudi.table.context import TableContext
@@ -48,7 +58,14 @@ def test_create_writes_properties_with_checksum_and_hudi_folders(tmp_path):
     props = read_props(root)
     assert props["hoodie.table.checksum"] == str(table_checksum("trips", "default"))
     assert {k: v for k, v in props.items() if k != "hoodie.table.checksum"} == table_props()
-    for folder in (".schema", ".temp", ".aux", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids", "archived"):
+    for folder in (
+        ".schema",
+        ".temp",
+        ".aux",
+        ".aux/.bootstrap/.partitions",
+        ".aux/.bootstrap/.fileids",
+        "archived",
+    ):
         assert (root / ".hoodie" / folder).is_dir(), folder
     assert ctx.config.name == "trips" and ctx.config.table_type is TableType.MERGE_ON_READ
     assert len(ctx.active.timeline) == 0
@@ -98,7 +115,7 @@ def test_open_reads_every_real_table(hudi_tables):
 
 def test_open_plain_folder_raises_table_not_found(tmp_path):
     (tmp_path / "data.parquet").write_bytes(b"PAR1")
-    with pytest.raises(TableNotFoundError, match="hoodie.properties"):
+    with pytest.raises(TableNotFoundError, match=r"hoodie\.properties"):
         TableContext.open(str(tmp_path))
     with pytest.raises(TableNotFoundError):
         TableContext.open(str(tmp_path / "missing"))
@@ -107,7 +124,7 @@ def test_open_plain_folder_raises_table_not_found(tmp_path):
 
 def test_open_table_version_5_raises_unsupported_version(tmp_path):
     write_props(tmp_path, table_props(**{"hoodie.table.version": "5"}))
-    with pytest.raises(UnsupportedVersionError, match="hoodie.table.version=5"):
+    with pytest.raises(UnsupportedVersionError, match=r"hoodie\.table\.version=5"):
         TableContext.open(str(tmp_path))
 
 
@@ -156,7 +173,9 @@ def test_v6_table_is_writable(hudi_tables):
 
 def test_update_properties_rewrites_file_and_removes_backup(tmp_path):
     ctx = TableContext.create(str(tmp_path), table_props())
-    ctx.update_properties({"hoodie.table.metadata.partitions": "", "hoodie.table.precombine.field": None})
+    ctx.update_properties(
+        {"hoodie.table.metadata.partitions": "", "hoodie.table.precombine.field": None}
+    )
     hoodie = tmp_path / ".hoodie"
     assert not (hoodie / "hoodie.properties.backup").exists()
     props = read_props(tmp_path)
@@ -171,7 +190,9 @@ def test_update_properties_rewrites_file_and_removes_backup(tmp_path):
 def test_update_properties_recomputes_checksum_when_name_changes(tmp_path):
     ctx = TableContext.create(str(tmp_path), table_props())
     ctx.update_properties({"hoodie.table.name": "renamed"})
-    assert read_props(tmp_path)["hoodie.table.checksum"] == str(table_checksum("renamed", "default"))
+    assert read_props(tmp_path)["hoodie.table.checksum"] == str(
+        table_checksum("renamed", "default")
+    )
     assert TableContext.open(str(tmp_path)).config.name == "renamed"
 
 
@@ -196,7 +217,10 @@ def test_ensure_partition_metadata_writes_once_with_depth(tmp_path):
     ctx.ensure_partition_metadata("", "20240101000000000")
     marker = tmp_path / "a=1" / "b=2" / ".hoodie_partition_metadata"
     assert load_partition_metadata(marker.read_bytes()) == ("20240101000000000", 2)
-    assert load_partition_metadata((tmp_path / ".hoodie_partition_metadata").read_bytes()) == ("20240101000000000", 0)
+    assert load_partition_metadata((tmp_path / ".hoodie_partition_metadata").read_bytes()) == (
+        "20240101000000000",
+        0,
+    )
 
 
 def test_paths_of_the_context(tmp_path):
@@ -220,6 +244,8 @@ def test_table_config_defaults_and_derived_values():
     assert config.populate_meta_fields and not config.hive_style_partitioning
     assert config.archivelog_folder == "archived"
     assert not config.timeline_timezone_utc  # Hudi's default is LOCAL
-    keyed = TableConfig({"hoodie.table.keygenerator.type": "SIMPLE", "hoodie.table.ordering.fields": "ts"})
+    keyed = TableConfig(
+        {"hoodie.table.keygenerator.type": "SIMPLE", "hoodie.table.ordering.fields": "ts"}
+    )
     assert (keyed.key_generator_class, keyed.precombine_field) == ("SIMPLE", "ts")
     assert TableConfig({"hoodie.table.partition.fields": " a , b ,"}).partition_fields == ("a", "b")

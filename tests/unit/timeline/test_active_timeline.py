@@ -39,7 +39,10 @@ EXPECTED_COMPLETED = {
     "mor_parquet__v6_nonpartitioned_rollback": {"deltacommit": 2, "rollback": 1},
     "mor_parquet__v6_simplekeygen_hivestyle_no_metafields": {"deltacommit": 1},
     "mor_parquet__v6_simplekeygen_nonhivestyle": {"deltacommit": 2},
-    "mor_parquet__v6_simplekeygen_nonhivestyle_overwritetable": {"deltacommit": 2, "replacecommit": 1},
+    "mor_parquet__v6_simplekeygen_nonhivestyle_overwritetable": {
+        "deltacommit": 2,
+        "replacecommit": 1,
+    },
 }
 T1, T2, T3 = (InstantTime(f"2024010100000000{n}") for n in (1, 2, 3))
 
@@ -69,14 +72,18 @@ def test_expected_counts_cover_every_real_table(hudi_tables):
 def test_real_timeline_loads_with_expected_completed_instants(hudi_tables, name):
     active = load_real(hudi_tables[name])
     assert Counter(i.action.value for i in active.timeline) == Counter(EXPECTED_COMPLETED[name])
-    assert all(i.is_completed for i in active.timeline), "every real table has only completed instants"
+    assert all(i.is_completed for i in active.timeline), (
+        "every real table has only completed instants"
+    )
     assert active.timeline.times() == sorted(active.timeline.times())
 
 
 def test_real_v8_timeline_carries_completion_times(hudi_tables):
     active = load_real(hudi_tables["mor_avro__v8_trips_8i3u1d"])
     assert active.layout_version == 2
-    assert all(i.completion_time is not None and i.completion_time > i.time for i in active.timeline)
+    assert all(
+        i.completion_time is not None and i.completion_time > i.time for i in active.timeline
+    )
     compaction = active.timeline.find("20251220210129235")
     assert compaction is not None and compaction.action is Action.COMMIT
 
@@ -120,7 +127,11 @@ def test_compaction_completes_as_commit_and_replaces_pending_instant_in_memory(t
     active = fresh(tmp_path)
     requested = active.create_requested(T1, Action.COMPACTION, b"plan")
     done = active.complete(active.transition_to_inflight(requested))
-    assert hoodie_files(tmp_path) == [f"{T1}.commit", f"{T1}.compaction.inflight", f"{T1}.compaction.requested"]
+    assert hoodie_files(tmp_path) == [
+        f"{T1}.commit",
+        f"{T1}.compaction.inflight",
+        f"{T1}.compaction.requested",
+    ]
     assert list(active.timeline) == [done] and done.action is Action.COMMIT
     assert list(active.reload().timeline) == [done]
 
@@ -131,7 +142,9 @@ def test_creating_an_existing_timeline_file_raises_commit_conflict_and_keeps_con
     with pytest.raises(CommitConflictError, match=f"{T1}.deltacommit.requested"):
         active.create_requested(T1, Action.DELTA_COMMIT, b"second")
     assert (tmp_path / ".hoodie" / f"{T1}.deltacommit.requested").read_bytes() == b"first"
-    assert hoodie_files(tmp_path) == [f"{T1}.deltacommit.requested"], "no temporary file is left behind"
+    assert hoodie_files(tmp_path) == [f"{T1}.deltacommit.requested"], (
+        "no temporary file is left behind"
+    )
 
 
 def test_completing_twice_raises_commit_conflict(tmp_path):
@@ -145,7 +158,9 @@ def test_completing_twice_raises_commit_conflict(tmp_path):
 
 def test_concurrent_completions_of_one_instant_let_exactly_one_writer_win(tmp_path):
     fresh(tmp_path).create_requested(T1, Action.COMMIT)
-    payloads = [encode_commit_metadata(CommitMetadata(extra_metadata={"writer": str(n)})) for n in range(8)]
+    payloads = [
+        encode_commit_metadata(CommitMetadata(extra_metadata={"writer": str(n)})) for n in range(8)
+    ]
 
     def attempt(payload: bytes) -> bool:
         active = fresh(tmp_path)
@@ -198,7 +213,9 @@ def test_delete_pending_files_removes_requested_and_inflight(tmp_path):
 
 def test_revert_inflight_to_requested_drops_only_the_inflight_file(tmp_path):
     active = fresh(tmp_path)
-    inflight = active.transition_to_inflight(active.create_requested(T1, Action.COMPACTION, b"plan"))
+    inflight = active.transition_to_inflight(
+        active.create_requested(T1, Action.COMPACTION, b"plan")
+    )
     reverted = active.revert_inflight_to_requested(inflight)
     assert reverted.state is State.REQUESTED
     assert hoodie_files(tmp_path) == [f"{T1}.compaction.requested"]

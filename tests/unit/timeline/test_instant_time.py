@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
@@ -28,7 +29,7 @@ def test_new_instant_time_is_seventeen_digit_utc_now():
 
 def test_new_instant_time_is_strictly_increasing_when_called_fast():
     times = [new_instant_time() for _ in range(3000)]
-    assert all(a < b for a, b in zip(times, times[1:]))
+    assert all(a < b for a, b in itertools.pairwise(times))
 
 
 def test_new_instant_time_is_unique_across_threads():
@@ -45,18 +46,24 @@ def test_new_instant_time_sorts_after_existing_later_instants():
 
 
 def test_new_instant_time_after_legacy_and_metadata_table_instants():
-    assert new_instant_time(["29990101000000"]) == "29990101000001000"  # 14 digits parse as ...999 ms
+    assert (
+        new_instant_time(["29990101000000"]) == "29990101000001000"
+    )  # 14 digits parse as ...999 ms
     assert new_instant_time(["29990101000002123010"]) == "29990101000002124"  # MDT suffix ignored
 
 
 def test_new_instant_time_in_local_time_is_also_increasing():
     local = [new_instant_time(utc=False) for _ in range(50)]
-    assert all(a < b for a, b in zip(local, local[1:]))
+    assert all(a < b for a, b in itertools.pairwise(local))
 
 
 def test_parse_instant_reads_milliseconds_and_pads_legacy_times():
-    assert parse_instant("20240418172802262") == datetime(2024, 4, 18, 17, 28, 2, 262000, tzinfo=timezone.utc)
-    assert parse_instant("20240418172802") == datetime(2024, 4, 18, 17, 28, 2, 999000, tzinfo=timezone.utc)
+    assert parse_instant("20240418172802262") == datetime(
+        2024, 4, 18, 17, 28, 2, 262000, tzinfo=timezone.utc
+    )
+    assert parse_instant("20240418172802") == datetime(
+        2024, 4, 18, 17, 28, 2, 999000, tzinfo=timezone.utc
+    )
     assert parse_instant("20240418172802262010").microsecond == 262000
 
 
@@ -86,7 +93,9 @@ def test_normalize_day_is_the_start_of_that_day():
     assert day == "20240229000000000" and day < "20240229000000001"
 
 
-@pytest.mark.parametrize("text", ["", "yesterday", "2024/04/18", "2024-13-01", "202404181728", "2024-04-18 25:00:00"])
+@pytest.mark.parametrize(
+    "text", ["", "yesterday", "2024/04/18", "2024-13-01", "202404181728", "2024-04-18 25:00:00"]
+)
 def test_normalize_instant_time_rejects_other_text_naming_the_value(text):
     with pytest.raises(ValueError, match="not an instant time"):
         normalize_instant_time(text)

@@ -7,10 +7,11 @@ import pytest
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.timeline import COMMIT_ACTIONS, Timeline
 
-A, R, I, C = Action, State.REQUESTED, State.INFLIGHT, State.COMPLETED
+A = Action
+REQ, INF, DONE = State.REQUESTED, State.INFLIGHT, State.COMPLETED
 
 
-def instant(time: str, action: Action = A.COMMIT, state: State = C) -> Instant:
+def instant(time: str, action: Action = A.COMMIT, state: State = DONE) -> Instant:
     return Instant(InstantTime(time), action, state)
 
 
@@ -23,27 +24,29 @@ def t(n: int) -> str:
 def mixed() -> Timeline:
     return Timeline.of(
         [
-            instant(t(7), A.DELTA_COMMIT, I),
+            instant(t(7), A.DELTA_COMMIT, INF),
             instant(t(1), A.COMMIT),
-            instant(t(5), A.COMPACTION, R),
+            instant(t(5), A.COMPACTION, REQ),
             instant(t(3), A.REPLACE_COMMIT),
             instant(t(2), A.CLEAN),
             instant(t(4), A.DELTA_COMMIT),
             instant(t(6), A.ROLLBACK),
-            instant(t(8), A.REPLACE_COMMIT, R),
-            instant(t(9), A.LOG_COMPACTION, I),
+            instant(t(8), A.REPLACE_COMMIT, REQ),
+            instant(t(9), A.LOG_COMPACTION, INF),
         ]
     )
 
 
 def test_timeline_of_sorts_by_time(mixed):
     assert mixed.times() == [t(n) for n in range(1, 10)]
-    assert mixed.first == instant(t(1)) and mixed.last == instant(t(9), A.LOG_COMPACTION, I)
+    assert mixed.first == instant(t(1)) and mixed.last == instant(t(9), A.LOG_COMPACTION, INF)
 
 
 def test_timeline_sorts_one_time_by_action_then_state():
-    same = Timeline.of([instant(t(1), A.COMMIT, C), instant(t(1), A.COMMIT, R), instant(t(1), A.COMMIT, I)])
-    assert [i.state for i in same] == [R, I, C]
+    same = Timeline.of(
+        [instant(t(1), A.COMMIT, DONE), instant(t(1), A.COMMIT, REQ), instant(t(1), A.COMMIT, INF)]
+    )
+    assert [i.state for i in same] == [REQ, INF, DONE]
 
 
 def test_empty_timeline_is_falsy_with_no_first_or_last():
@@ -93,10 +96,10 @@ def test_between_excludes_start_and_includes_end(mixed):
 
 
 def test_find_contains_and_state_of(mixed):
-    assert mixed.find(t(5)) == instant(t(5), A.COMPACTION, R)
+    assert mixed.find(t(5)) == instant(t(5), A.COMPACTION, REQ)
     assert mixed.find("20991231000000000") is None
     assert mixed.contains_time(t(6)) and not mixed.contains_time("20991231000000000")
-    assert mixed.state_of(t(7)) is I and mixed.state_of("20991231000000000") is None
+    assert mixed.state_of(t(7)) is INF and mixed.state_of("20991231000000000") is None
 
 
 def test_before_start_means_older_than_the_first_instant(mixed):
@@ -121,7 +124,7 @@ def test_filters_return_new_timelines_and_leave_the_original_alone(mixed):
 
 
 def test_instant_with_state_completed_files_table_services_under_their_commit_action():
-    assert instant(t(1), A.COMPACTION, R).with_state(C).action is A.COMMIT
-    assert instant(t(1), A.LOG_COMPACTION, I).with_state(C).action is A.DELTA_COMMIT
-    assert instant(t(1), A.CLUSTERING, I).with_state(C).action is A.REPLACE_COMMIT
-    assert instant(t(1), A.COMPACTION, R).with_state(I).action is A.COMPACTION
+    assert instant(t(1), A.COMPACTION, REQ).with_state(DONE).action is A.COMMIT
+    assert instant(t(1), A.LOG_COMPACTION, INF).with_state(DONE).action is A.DELTA_COMMIT
+    assert instant(t(1), A.CLUSTERING, INF).with_state(DONE).action is A.REPLACE_COMMIT
+    assert instant(t(1), A.COMPACTION, REQ).with_state(INF).action is A.COMPACTION

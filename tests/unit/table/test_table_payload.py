@@ -1,0 +1,69 @@
+"""`pyhudi.table.payload`: Hudi payload class names mapped to merge modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyhudi.exceptions import ConfigError
+from pyhudi.table.context import TableContext
+from pyhudi.table.payload import (
+    DEFAULT_PAYLOAD,
+    EVENT_TIME_PAYLOAD,
+    OVERWRITE_WITH_LATEST,
+    MergeMode,
+    merge_mode_of,
+)
+
+
+@pytest.mark.parametrize(
+    ("payload_class", "mode"),
+    [
+        (
+            "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+            MergeMode.COMMIT_TIME_ORDERING,
+        ),
+        ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", MergeMode.EVENT_TIME_ORDERING),
+        ("org.apache.hudi.common.model.EventTimeAvroPayload", MergeMode.EVENT_TIME_ORDERING),
+        (
+            "  org.apache.hudi.common.model.DefaultHoodieRecordPayload  ",
+            MergeMode.EVENT_TIME_ORDERING,
+        ),
+    ],
+)
+def test_merge_mode_of_hudi_payload_classes(payload_class, mode):
+    assert merge_mode_of(payload_class) is mode
+
+
+def test_payload_constants_are_the_hudi_class_names():
+    assert OVERWRITE_WITH_LATEST.endswith(".OverwriteWithLatestAvroPayload")
+    assert DEFAULT_PAYLOAD.endswith(".DefaultHoodieRecordPayload")
+    assert EVENT_TIME_PAYLOAD.endswith(".EventTimeAvroPayload")
+
+
+@pytest.mark.parametrize(
+    "payload_class",
+    [
+        "org.apache.hudi.common.model.PartialUpdateAvroPayload",
+        "com.acme.MyPayload",
+        "OverwriteWithLatestAvroPayload",
+        "",
+    ],
+)
+def test_unknown_payload_class_is_a_config_error_naming_it_and_the_supported_ones(payload_class):
+    with pytest.raises(ConfigError) as caught:
+        merge_mode_of(payload_class)
+    assert repr(payload_class) in str(caught.value)
+    assert DEFAULT_PAYLOAD in str(caught.value)
+
+
+def test_merge_modes_are_hudi_1x_wire_names():
+    assert {m.value for m in MergeMode} == {"COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"}
+
+
+def test_every_real_table_payload_class_has_a_merge_mode(hudi_tables):
+    for name, root in hudi_tables.items():
+        config = TableContext.open(str(root)).config
+        mode = merge_mode_of(config.payload_class)
+        declared = config.get("hoodie.record.merge.mode")
+        if declared is not None:  # table version 8 records the mode as well
+            assert mode.value == declared, name
