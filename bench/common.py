@@ -73,8 +73,8 @@ def median_pair(
     mine, theirs = [], []
     for run in range(runs):
         prepare(run)
-        theirs.append(timed(lambda: baseline(run)))
-        mine.append(timed(lambda: ours(run)))
+        theirs.append(timed(lambda run=run: baseline(run)))
+        mine.append(timed(lambda run=run: ours(run)))
     return statistics.median(mine), statistics.median(theirs)
 
 
@@ -102,6 +102,10 @@ def materialize(spark: SparkSession, df: DataFrame, target: str) -> DataFrame:
 def upsert_batch(spark: SparkSession, rows: int = ROWS) -> DataFrame:
     """10% random existing keys (new values, later ts) and 2% new keys."""
     base = source_data(spark, rows)
-    updates = base.sample(fraction=0.10, seed=42).withColumn("ts", F.col("ts") + 1).withColumn("fare", F.col("fare") + 1)
+    updates = (
+        base.sample(fraction=0.10, seed=42)
+        .withColumn("ts", F.col("ts") + 1)
+        .withColumn("fare", F.col("fare") + 1)
+    )
     inserts = source_data(spark, rows // 50, start=rows)
     return updates.unionByName(inserts)

@@ -8,7 +8,16 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import pyhudi
-from bench.common import HUDI_OPTIONS, Measure, fresh, materialize, median_pair, path, source_data, upsert_batch
+from bench.common import (
+    HUDI_OPTIONS,
+    Measure,
+    fresh,
+    materialize,
+    median_pair,
+    path,
+    source_data,
+    upsert_batch,
+)
 from pyhudi.reader.planner import plan_read
 from pyhudi.table.context import TableContext
 
@@ -27,7 +36,12 @@ def bulk_insert(spark: SparkSession, source) -> Measure:  # type: ignore[no-unty
     ours, theirs = median_pair(
         lambda run: (fresh(path("cow_bulk")), fresh(path("plain_bulk"))),
         lambda run: pyhudi.write(source, path("cow_bulk"), options),
-        lambda run: source.write.mode("overwrite").option("compression", "snappy").partitionBy("part").parquet(path("plain_bulk")),
+        lambda run: (
+            source.write.mode("overwrite")
+            .option("compression", "snappy")
+            .partitionBy("part")
+            .parquet(path("plain_bulk"))
+        ),
     )
     return Measure(ours, theirs, target=1.2)
 
@@ -43,11 +57,13 @@ def upsert(spark: SparkSession, batch) -> Measure:  # type: ignore[no-untyped-de
     def baseline(run: int) -> None:
         current = spark.read.parquet(path("plain_bulk"))
         kept = current.join(batch.select("key"), on="key", how="left_anti")
-        kept.unionByName(batch).write.mode("overwrite").option("compression", "snappy").partitionBy("part").parquet(
-            path("plain_upsert_out")
-        )
+        kept.unionByName(batch).write.mode("overwrite").option("compression", "snappy").partitionBy(
+            "part"
+        ).parquet(path("plain_upsert_out"))
 
-    ours, theirs = median_pair(prepare, lambda run: pyhudi.write(batch, path("cow_upsert"), options), baseline)
+    ours, theirs = median_pair(
+        prepare, lambda run: pyhudi.write(batch, path("cow_upsert"), options), baseline
+    )
     return Measure(ours, theirs, target=1.5)
 
 

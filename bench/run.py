@@ -20,7 +20,11 @@ def main(argv: list[str]) -> int:
 
     wanted = argv or SUITES
     os.makedirs(WORK, exist_ok=True)
-    spark = local_session("pyhudi-bench", cores=2, conf={"spark.driver.memory": "10g", "spark.sql.shuffle.partitions": "16"})
+    spark = local_session(
+        "pyhudi-bench",
+        cores=2,
+        conf={"spark.driver.memory": "10g", "spark.sql.shuffle.partitions": "16"},
+    )
     results: dict[str, dict] = {}
     if os.path.exists(RESULTS):
         with open(RESULTS) as handle:
@@ -33,11 +37,19 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         for measure, value in module.run(spark).items():
             results[measure] = value.to_json()
-            print(f"{measure:36s} pyhudi {value.pyhudi_s:8.2f}s  baseline {value.baseline_s:8.2f}s  "
-                  f"ratio {value.ratio:5.2f} (target {'>=' if value.higher_is_better else '<='} {value.target})", flush=True)
+            print(
+                f"{measure:36s} pyhudi {value.pyhudi_s:8.2f}s  baseline {value.baseline_s:8.2f}s  "
+                f"ratio {value.ratio:5.2f} (target {'>=' if value.higher_is_better else '<='} {value.target})",
+                flush=True,
+            )
         print(f"-- {name} took {time.monotonic() - started:.0f}s", flush=True)
-    results["_meta"] = {"rows": ROWS, "runs": RUNS, "cores": os.cpu_count(), "python": platform.python_version(),
-                        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    results["_meta"] = {
+        "rows": ROWS,
+        "runs": RUNS,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     with open(RESULTS, "w") as handle:
         json.dump(results, handle, indent=2, sort_keys=True)
     print(f"wrote {RESULTS}")

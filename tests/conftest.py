@@ -22,7 +22,11 @@ if not HUDI_TABLES.exists():  # a checkout outside the workspace layout
 def spark():
     from pyhudi.spark.session import local_session
 
-    session = local_session("pyhudi-tests", cores=2, conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"})
+    session = local_session(
+        "pyhudi-tests",
+        cores=2,
+        conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"},
+    )
     from pyhudi.spark.datasource import register
 
     register(session)

@@ -1,8 +1,8 @@
 """pyhudi: Apache Hudi tables (table version 6) written and read on PySpark, with no Hudi jars.
 
-    import pyhudi
-    result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
-    df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
+import pyhudi
+result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
+df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 """
 
 from pyhudi.api import HudiTable, read, write

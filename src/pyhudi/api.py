@@ -36,7 +36,11 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
 
 
 def read(
-    spark: SparkSession, path: str, options: Mapping[str, str] | None = None, *, filters: Sequence[tuple[str, str, Any]] = ()
+    spark: SparkSession,
+    path: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    filters: Sequence[tuple[str, str, Any]] = (),
 ) -> DataFrame:
     """Read a Hudi table: snapshot (default), `read_optimized`, `incremental`, or `as.of.instant`.
 

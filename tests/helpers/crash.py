@@ -18,5 +18,7 @@ def crashed_write(spark, path: str, df, options: dict[str, str]) -> str:  # type
     records, schema = prepare_records(df, cfg, table_arrow_schema(ctx))
     transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
     instant = transaction.begin()
-    OPERATIONS[cfg.operation](WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, instant), records))
+    OPERATIONS[cfg.operation](
+        WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, instant), records)
+    )
     return instant

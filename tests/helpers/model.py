@@ -23,7 +23,14 @@ class TableModel:
     def _commit(self, instant: str, state: dict[str, tuple[str, dict[str, Any]]]) -> None:
         self.history.append((instant, state))
 
-    def upsert(self, instant: str, rows: list[dict[str, Any]], *, ordering: str | None = None, event_time: bool = False) -> None:
+    def upsert(
+        self,
+        instant: str,
+        rows: list[dict[str, Any]],
+        *,
+        ordering: str | None = None,
+        event_time: bool = False,
+    ) -> None:
         state = self.state
         for row in _dedup(rows, self.key, ordering):
             current = state.get(str(row[self.key]))
@@ -56,14 +63,18 @@ class TableModel:
         self._commit(instant, state)
 
     def drop_partitions(self, instant: str, values: set[Any]) -> None:
-        self._commit(instant, {k: v for k, v in self.state.items() if v[1][self.partition] not in values})
+        self._commit(
+            instant, {k: v for k, v in self.state.items() if v[1][self.partition] not in values}
+        )
 
     def snapshot(self, as_of: str | None = None) -> list[dict[str, Any]]:
         states = [s for t, s in self.history if as_of is None or t <= as_of]
         current = states[-1] if states else {}
         return _rows(current)
 
-    def incremental(self, begin_exclusive: str, end_inclusive: str | None = None) -> list[dict[str, Any]]:
+    def incremental(
+        self, begin_exclusive: str, end_inclusive: str | None = None
+    ) -> list[dict[str, Any]]:
         states = [s for t, s in self.history if end_inclusive is None or t <= end_inclusive]
         current = states[-1] if states else {}
         changed = {k: v for k, v in current.items() if v[0] > begin_exclusive}
@@ -86,9 +97,18 @@ def _dedup(rows: list[dict[str, Any]], key: str, ordering: str | None) -> list[d
 def _rows(state: dict[str, tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     out = []
     for key, (instant, row) in sorted(state.items()):
-        out.append({"_hoodie_commit_time": instant, "_hoodie_record_key": key, **{k: normalize(v) for k, v in row.items()}})
+        out.append(
+            {
+                "_hoodie_commit_time": instant,
+                "_hoodie_record_key": key,
+                **{k: normalize(v) for k, v in row.items()},
+            }
+        )
     return out
 
 
 def project(table_rows: list[dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
-    return sorted(({c: r.get(c) for c in columns} for r in table_rows), key=lambda r: str(r["_hoodie_record_key"]))
+    return sorted(
+        ({c: r.get(c) for c in columns} for r in table_rows),
+        key=lambda r: str(r["_hoodie_record_key"]),
+    )

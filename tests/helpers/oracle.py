@@ -8,16 +8,26 @@ from typing import Any
 
 import pyarrow as pa
 
-META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+META = (
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+)
 
 
-def hudi_rs_table(path: str, *, as_of: str | None = None, start: str | None = None, end: str | None = None) -> pa.Table:
+def hudi_rs_table(
+    path: str, *, as_of: str | None = None, start: str | None = None, end: str | None = None
+) -> pa.Table:
     import hudi
 
     table = hudi.HudiTable(str(path))
     options = hudi.HudiReadOptions()
     if start is not None:
-        options = options.with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(start)
+        options = options.with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(
+            start
+        )
         if end is not None:
             options = options.with_end_timestamp(end)
     elif as_of is not None:
@@ -41,7 +51,9 @@ def normalize(value: Any) -> Any:
         return {k: normalize(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         items = [normalize(v) for v in value]
-        if items and all(isinstance(i, tuple | list) and len(i) == 2 and isinstance(i[0], str) for i in value):
+        if items and all(
+            isinstance(i, tuple | list) and len(i) == 2 and isinstance(i[0], str) for i in value
+        ):
             return dict(sorted((k, v) for k, v in items))  # map entries
         return items
     if isinstance(value, bytes | bytearray | memoryview):
@@ -49,7 +61,9 @@ def normalize(value: Any) -> Any:
     return value
 
 
-def rows(table: pa.Table, *, key: str = "_hoodie_record_key", columns: list[str] | None = None) -> list[dict]:
+def rows(
+    table: pa.Table, *, key: str = "_hoodie_record_key", columns: list[str] | None = None
+) -> list[dict]:
     data = table.to_pylist()
     out = []
     for row in data:

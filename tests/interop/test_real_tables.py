@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
-from tests.helpers.oracle import hudi_rs_table, rows
 
 COW = [
     "cow__v6_complexkeygen_hivestyle",
@@ -36,7 +36,10 @@ def _compare(spark, path, *, key="_hoodie_record_key", **oracle_args):
 
 def _options(as_of=None, start=None, end=None):
     if start is not None:
-        opts = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": start}
+        opts = {
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": start,
+        }
         if end:
             opts["hoodie.datasource.read.end.instanttime"] = end
         return opts

@@ -3,10 +3,11 @@ snapshot after each write, time travel to every instant, incremental between ins
 
 from __future__ import annotations
 
-import pyhudi
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.model import TableModel, project
 from tests.helpers.oracle import hudi_rs_table, rows
+
+import pyhudi
 
 COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "uuid", "city", "ts", "rider", "fare"]
 
@@ -14,7 +15,9 @@ COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "uuid", "city", "ts", "r
 def _check_all(spark, path: str, model: TableModel) -> None:
     for instant in model.instants:
         expected = model.snapshot(instant)
-        assert project(rows(hudi_rs_table(path, as_of=instant)), COLUMNS) == expected, f"hudi-rs as of {instant}"
+        assert project(rows(hudi_rs_table(path, as_of=instant)), COLUMNS) == expected, (
+            f"hudi-rs as of {instant}"
+        )
         ours = pyhudi.read(spark, path, {"as.of.instant": instant}).toArrow()
         assert project(rows(ours), COLUMNS) == expected, f"pyhudi as of {instant}"
     for begin, end in zip(["00000000000000000", *model.instants[:-1]], model.instants):
@@ -39,34 +42,56 @@ def test_cow_lifecycle_is_read_identically_by_hudi_rs(spark, tmp_path):
     model = TableModel(key="uuid", partition="city")
 
     first = trips(0, 30)
-    r = pyhudi.write(df_of(spark, first), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    r = pyhudi.write(
+        df_of(spark, first), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"}
+    )
     model.insert(r.instant_time, first)
     assert project(rows(hudi_rs_table(path)), COLUMNS) == model.snapshot()
 
-    batch = trips(0, 10, ts=2) + trips(30, 5, ts=2) + [trip(1, ts=1, fare=-1.0), trip(2, ts=5, fare=99.0)]
-    r = pyhudi.write(df_of(spark, batch), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    batch = (
+        trips(0, 10, ts=2)
+        + trips(30, 5, ts=2)
+        + [trip(1, ts=1, fare=-1.0), trip(2, ts=5, fare=99.0)]
+    )
+    r = pyhudi.write(
+        df_of(spark, batch), path, {**options, "hoodie.datasource.write.operation": "upsert"}
+    )
     model.upsert(r.instant_time, batch, ordering="ts")
     assert (r.num_updates, r.num_inserts) == (10, 5)
     assert project(rows(hudi_rs_table(path)), COLUMNS) == model.snapshot()
 
     gone = [trip(i) for i in (3, 4, 31)]
-    r = pyhudi.write(df_of(spark, gone).select("uuid", "city"), path, {**options, "hoodie.datasource.write.operation": "delete"})
+    r = pyhudi.write(
+        df_of(spark, gone).select("uuid", "city"),
+        path,
+        {**options, "hoodie.datasource.write.operation": "delete"},
+    )
     model.delete(r.instant_time, [g["uuid"] for g in gone])
     assert r.num_deletes == 3
 
     extra = trips(40, 4, ts=3)
-    r = pyhudi.write(df_of(spark, extra), path, {**options, "hoodie.datasource.write.operation": "insert"})
+    r = pyhudi.write(
+        df_of(spark, extra), path, {**options, "hoodie.datasource.write.operation": "insert"}
+    )
     model.insert(r.instant_time, extra)
 
     sf_only = trips(100, 3, ts=4, city="sf")
-    r = pyhudi.write(df_of(spark, sf_only), path, {**options, "hoodie.datasource.write.operation": "insert_overwrite"})
+    r = pyhudi.write(
+        df_of(spark, sf_only),
+        path,
+        {**options, "hoodie.datasource.write.operation": "insert_overwrite"},
+    )
     model.overwrite(r.instant_time, sf_only, whole_table=False)
     assert r.replaced_file_groups >= 1
 
     r = pyhudi.write(
         df_of(spark, []),
         path,
-        {**options, "hoodie.datasource.write.operation": "delete_partition", "hoodie.datasource.write.partitions.to.delete": "city=chennai"},
+        {
+            **options,
+            "hoodie.datasource.write.operation": "delete_partition",
+            "hoodie.datasource.write.partitions.to.delete": "city=chennai",
+        },
     )
     model.drop_partitions(r.instant_time, {"chennai"})
     assert project(rows(hudi_rs_table(path)), COLUMNS) == model.snapshot()
@@ -82,9 +107,13 @@ def test_cow_non_partitioned_complex_keys_read_by_hudi_rs(spark, tmp_path):
         "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
     }
     data = trips(0, 12)
-    pyhudi.write(df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": "insert"})
+    pyhudi.write(
+        df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": "insert"}
+    )
     changed = trips(0, 4, ts=9)
-    pyhudi.write(df_of(spark, changed), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    pyhudi.write(
+        df_of(spark, changed), path, {**options, "hoodie.datasource.write.operation": "upsert"}
+    )
     table = hudi_rs_table(path)
     keys = sorted(table.column("_hoodie_record_key").to_pylist())
     assert keys == sorted(f"uuid:{r['uuid']},rider:{r['rider']}" for r in data)
@@ -95,13 +124,21 @@ def test_cow_non_partitioned_complex_keys_read_by_hudi_rs(spark, tmp_path):
 
 def test_cow_event_time_payload_keeps_newer_stored_record(spark, tmp_path):
     path = str(tmp_path / "t")
-    options = trips_options(**{"hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"})
+    options = trips_options(
+        **{
+            "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+        }
+    )
     model = TableModel(key="uuid", partition="city")
     data = trips(0, 6, ts=5)
-    r = pyhudi.write(df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    r = pyhudi.write(
+        df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": "upsert"}
+    )
     model.upsert(r.instant_time, data, ordering="ts", event_time=True)
     late = [trip(0, ts=3, fare=-3.0), trip(1, ts=7, fare=7.0)]
-    r = pyhudi.write(df_of(spark, late), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    r = pyhudi.write(
+        df_of(spark, late), path, {**options, "hoodie.datasource.write.operation": "upsert"}
+    )
     model.upsert(r.instant_time, late, ordering="ts", event_time=True)
     snapshot = project(rows(hudi_rs_table(path)), COLUMNS)
     assert snapshot == model.snapshot()

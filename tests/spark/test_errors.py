@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from tests.helpers.builders import df_of, trips, trips_options
 
 import pyhudi
 from pyhudi.exceptions import (
@@ -14,7 +15,6 @@ from pyhudi.exceptions import (
     UnsupportedOperationError,
     UnsupportedVersionError,
 )
-from tests.helpers.builders import df_of, trips, trips_options
 
 
 def _snapshot_files(path: str) -> dict[str, int]:
@@ -29,7 +29,11 @@ def _snapshot_files(path: str) -> dict[str, int]:
 @pytest.fixture
 def table(spark, tmp_path):
     path = str(tmp_path / "t")
-    pyhudi.write(df_of(spark, trips(0, 9)), path, {**trips_options(), "hoodie.datasource.write.operation": "insert"})
+    pyhudi.write(
+        df_of(spark, trips(0, 9)),
+        path,
+        {**trips_options(), "hoodie.datasource.write.operation": "insert"},
+    )
     return path
 
 
@@ -43,7 +47,11 @@ def test_null_record_key_is_rejected_and_rolled_back(spark, table):
     rows = trips(100, 3)
     rows[1]["uuid"] = None
     with pytest.raises(InvalidRecordError, match="uuid"):
-        pyhudi.write(df_of(spark, rows), table, {**trips_options(), "hoodie.datasource.write.operation": "upsert"})
+        pyhudi.write(
+            df_of(spark, rows),
+            table,
+            {**trips_options(), "hoodie.datasource.write.operation": "upsert"},
+        )
     _assert_untouched(spark, table, before)
 
 
@@ -70,28 +78,50 @@ def test_missing_partition_field_is_rejected(spark, tmp_path):
 
 def test_unknown_operation_and_option_values_are_config_errors(spark, table):
     before = _snapshot_files(table)
-    with pytest.raises(ConfigError, match="hoodie.datasource.write.operation"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.operation": "merge"})
-    with pytest.raises(ConfigError, match="hoodie.index.type"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.index.type": "MAGIC"})
+    with pytest.raises(ConfigError, match=r"hoodie\.datasource\.write\.operation"):
+        pyhudi.write(
+            df_of(spark, trips(0, 2)),
+            table,
+            {**trips_options(), "hoodie.datasource.write.operation": "merge"},
+        )
+    with pytest.raises(ConfigError, match=r"hoodie\.index\.type"):
+        pyhudi.write(
+            df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.index.type": "MAGIC"}
+        )
     with pytest.raises(ConfigError, match="key generator"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.keygenerator.class": "com.acme.KeyGen"})
+        pyhudi.write(
+            df_of(spark, trips(0, 2)),
+            table,
+            {**trips_options(), "hoodie.datasource.write.keygenerator.class": "com.acme.KeyGen"},
+        )
     _assert_untouched(spark, table, before)
 
 
 def test_options_conflicting_with_the_table_are_rejected(spark, table):
     before = _snapshot_files(table)
     with pytest.raises(ConfigError, match="record key"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.recordkey.field": "rider"})
+        pyhudi.write(
+            df_of(spark, trips(0, 2)),
+            table,
+            {**trips_options(), "hoodie.datasource.write.recordkey.field": "rider"},
+        )
     with pytest.raises(ConfigError, match="table type"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+        pyhudi.write(
+            df_of(spark, trips(0, 2)),
+            table,
+            {**trips_options(), "hoodie.datasource.write.table.type": "MERGE_ON_READ"},
+        )
     _assert_untouched(spark, table, before)
 
 
 def test_merge_on_read_only_operation_on_copy_on_write_is_rejected(spark, table):
     before = _snapshot_files(table)
     with pytest.raises(UnsupportedOperationError, match="MERGE_ON_READ"):
-        pyhudi.write(df_of(spark, trips(0, 2)), table, {**trips_options(), "hoodie.datasource.write.operation": "compact"})
+        pyhudi.write(
+            df_of(spark, trips(0, 2)),
+            table,
+            {**trips_options(), "hoodie.datasource.write.operation": "compact"},
+        )
     _assert_untouched(spark, table, before)
 
 
@@ -112,7 +142,9 @@ def test_writing_a_table_version_8_table_is_refused(spark, hudi_tables, tmp_path
 
     copy = tmp_path / "v8"
     shutil.copytree(hudi_tables["cow__v8_nonpartitioned"], copy)
-    df = spark.read.parquet(str(next(p for p in copy.glob("*.parquet")))).drop(*[c for c in ("_hoodie_commit_time",)])
+    df = spark.read.parquet(str(next(p for p in copy.glob("*.parquet")))).drop(
+        *[c for c in ("_hoodie_commit_time",)]
+    )
     with pytest.raises(UnsupportedVersionError, match="version 6"):
         pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "insert"})
 

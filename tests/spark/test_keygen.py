@@ -5,12 +5,12 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
+from tests.helpers.builders import df_of, trips_options
 
 import pyhudi
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import resolve_write_config
 from pyhudi.writer.keygen import with_key_columns
-from tests.helpers.builders import df_of, trips_options
 
 REAL_TABLES = [
     "cow__v6_complexkeygen_hivestyle",
@@ -31,8 +31,15 @@ def test_keygen_reproduces_hudi_keys_and_partition_paths(spark, hudi_tables, nam
     expected, produced = set(), set()
     for path in files:
         table = pq.read_table(path)
-        expected |= set(zip(table.column("_hoodie_record_key").to_pylist(), table.column("_hoodie_partition_path").to_pylist()))
-        data = spark.read.parquet(str(path)).drop(*[c for c in table.column_names if c.startswith("_hoodie")])
+        expected |= set(
+            zip(
+                table.column("_hoodie_record_key").to_pylist(),
+                table.column("_hoodie_partition_path").to_pylist(),
+            )
+        )
+        data = spark.read.parquet(str(path)).drop(
+            *[c for c in table.column_names if c.startswith("_hoodie")]
+        )
         keyed = with_key_columns(data, cfg.keygen, "k", "p").select("k", "p").collect()
         produced |= {(r.k, r.p) for r in keyed}
     assert produced == expected
@@ -40,7 +47,11 @@ def test_keygen_reproduces_hudi_keys_and_partition_paths(spark, hudi_tables, nam
 
 def _partitions(spark, tmp_path, options, rows, schema):
     path = str(tmp_path / "t")
-    pyhudi.write(df_of(spark, rows, schema), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    pyhudi.write(
+        df_of(spark, rows, schema),
+        path,
+        {**options, "hoodie.datasource.write.operation": "bulk_insert"},
+    )
     return sorted(pyhudi.HudiTable(path).partitions())
 
 
@@ -54,10 +65,18 @@ def test_timestamp_keygen_epoch_millis_formats_in_output_timezone(spark, tmp_pat
             "hoodie.keygen.timebased.timezone": "Asia/Kolkata",
         }
     )
-    rows = [{"uuid": "a", "city": "x", "ts": 1_700_000_000_000, "rider": "r", "fare": 1.0},
-            {"uuid": "b", "city": "x", "ts": 1_700_010_000_000, "rider": "r", "fare": 1.0}]
+    rows = [
+        {"uuid": "a", "city": "x", "ts": 1_700_000_000_000, "rider": "r", "fare": 1.0},
+        {"uuid": "b", "city": "x", "ts": 1_700_010_000_000, "rider": "r", "fare": 1.0},
+    ]
     # 1700000000000 = 2023-11-14T22:13:20Z = 2023-11-15 03:43 in Kolkata; +10000 s = 06:30 the same day.
-    parts = _partitions(spark, tmp_path, options, rows, "uuid string, city string, ts long, rider string, fare double")
+    parts = _partitions(
+        spark,
+        tmp_path,
+        options,
+        rows,
+        "uuid string, city string, ts long, rider string, fare double",
+    )
     assert parts == ["2023/11/15"]
     table = pyhudi.HudiTable(str(tmp_path / "t"))
     assert table.properties["hoodie.keygen.timebased.timestamp.type"] == "EPOCHMILLISECONDS"
@@ -73,16 +92,34 @@ def test_timestamp_keygen_date_string_with_zone_and_unix_seconds(spark, tmp_path
             "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd/HH",
         }
     )
-    rows = [{"uuid": "a", "when": "2023-04-01T12:01:00.123Z", "ts": 1}, {"uuid": "b", "when": "2023-04-02T23:59:59.000Z", "ts": 1}]
-    assert _partitions(spark, tmp_path, options, rows, "uuid string, when string, ts long") == ["2023/04/01/12", "2023/04/02/23"]
+    rows = [
+        {"uuid": "a", "when": "2023-04-01T12:01:00.123Z", "ts": 1},
+        {"uuid": "b", "when": "2023-04-02T23:59:59.000Z", "ts": 1},
+    ]
+    assert _partitions(spark, tmp_path, options, rows, "uuid string, when string, ts long") == [
+        "2023/04/01/12",
+        "2023/04/02/23",
+    ]
 
 
 def test_url_encoding_and_default_partition(spark, tmp_path):
     options = trips_options(
-        **{"hoodie.datasource.write.partitionpath.urlencode": "true", "hoodie.datasource.write.hive_style_partitioning": "true"}
+        **{
+            "hoodie.datasource.write.partitionpath.urlencode": "true",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+        }
     )
-    rows = [{"uuid": "a", "city": "a/b:c=d", "ts": 1, "rider": "r", "fare": 1.0}, {"uuid": "b", "city": None, "ts": 1, "rider": "r", "fare": 1.0}]
-    parts = _partitions(spark, tmp_path, options, rows, "uuid string, city string, ts long, rider string, fare double")
+    rows = [
+        {"uuid": "a", "city": "a/b:c=d", "ts": 1, "rider": "r", "fare": 1.0},
+        {"uuid": "b", "city": None, "ts": 1, "rider": "r", "fare": 1.0},
+    ]
+    parts = _partitions(
+        spark,
+        tmp_path,
+        options,
+        rows,
+        "uuid string, city string, ts long, rider string, fare double",
+    )
     assert parts == ["city=__HIVE_DEFAULT_PARTITION__", "city=a%2Fb%3Ac%3Dd"]
     df = pyhudi.read(spark, str(tmp_path / "t"), filters=[("city", "=", "a/b:c=d")])
     assert [r.uuid for r in df.collect()] == ["a"]
@@ -98,11 +135,27 @@ def test_custom_keygen_mixes_simple_and_timestamp_fields(spark, tmp_path):
         }
     )
     rows = [{"uuid": "a", "city": "sf", "ts": 86400 * 365, "rider": "r", "fare": 1.0}]
-    assert _partitions(spark, tmp_path, options, rows, "uuid string, city string, ts long, rider string, fare double") == ["sf/19710101"]
+    assert _partitions(
+        spark,
+        tmp_path,
+        options,
+        rows,
+        "uuid string, city string, ts long, rider string, fare double",
+    ) == ["sf/19710101"]
 
 
 def test_timestamp_column_record_key_renders_epoch_micros(spark, tmp_path):
-    df = spark.createDataFrame([("x",)], "c string").select(F.timestamp_seconds(F.lit(1)).alias("k"), F.lit(1).alias("ts"))
+    df = spark.createDataFrame([("x",)], "c string").select(
+        F.timestamp_seconds(F.lit(1)).alias("k"), F.lit(1).alias("ts")
+    )
     path = str(tmp_path / "t")
-    pyhudi.write(df, path, {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.operation": "insert"})
+    pyhudi.write(
+        df,
+        path,
+        {
+            "hoodie.table.name": "t",
+            "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.operation": "insert",
+        },
+    )
     assert pyhudi.read(spark, path).select("_hoodie_record_key").first()[0] == "1000000"

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import pytest
+from tests.helpers.builders import df_of, trips, trips_options
 
 import pyhudi
 from pyhudi.exceptions import ConfigError
 from pyhudi.reader.planner import plan_read
 from pyhudi.table.context import TableContext
-from tests.helpers.builders import df_of, trips, trips_options
 
 
 @pytest.fixture(scope="module")
 def table(spark, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("reads") / "t")
     options = {**trips_options(), "hoodie.datasource.write.hive_style_partitioning": "true"}
-    first = pyhudi.write(df_of(spark, trips(0, 30)), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
-    second = pyhudi.write(df_of(spark, trips(0, 3, ts=2)), path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    first = pyhudi.write(
+        df_of(spark, trips(0, 30)),
+        path,
+        {**options, "hoodie.datasource.write.operation": "bulk_insert"},
+    )
+    second = pyhudi.write(
+        df_of(spark, trips(0, 3, ts=2)),
+        path,
+        {**options, "hoodie.datasource.write.operation": "upsert"},
+    )
     return path, first.instant_time, second.instant_time
 
 
@@ -42,19 +50,27 @@ def test_time_travel_accepts_hudi_instant_formats(spark, table):
     assert pyhudi.read(spark, path, {"as.of.instant": readable}).filter("ts = 2").count() == 0
     assert pyhudi.read(spark, path, {"as.of.instant": second}).filter("ts = 2").count() == 3
     assert pyhudi.read(spark, path, {"as.of.instant": "2000-01-01"}).count() == 0
-    with pytest.raises(ConfigError, match="as.of.instant"):
+    with pytest.raises(ConfigError, match=r"as\.of\.instant"):
         pyhudi.read(spark, path, {"as.of.instant": "yesterday"})
 
 
 def test_incremental_needs_a_begin_instant_and_honours_the_end(spark, table):
-    path, first, second = table
+    path, first, _ = table
     incremental = {"hoodie.datasource.query.type": "incremental"}
-    with pytest.raises(ConfigError, match="begin.instanttime"):
+    with pytest.raises(ConfigError, match=r"begin\.instanttime"):
         pyhudi.read(spark, path, incremental)
-    after_first = pyhudi.read(spark, path, {**incremental, "hoodie.datasource.read.begin.instanttime": first})
+    after_first = pyhudi.read(
+        spark, path, {**incremental, "hoodie.datasource.read.begin.instanttime": first}
+    )
     assert sorted(r.uuid for r in after_first.collect()) == ["id-00000", "id-00001", "id-00002"]
     up_to_first = pyhudi.read(
-        spark, path, {**incremental, "hoodie.datasource.read.begin.instanttime": "000", "hoodie.datasource.read.end.instanttime": first}
+        spark,
+        path,
+        {
+            **incremental,
+            "hoodie.datasource.read.begin.instanttime": "000",
+            "hoodie.datasource.read.end.instanttime": first,
+        },
     )
     assert up_to_first.count() == 30 and up_to_first.filter("ts = 2").count() == 0
 
@@ -69,7 +85,9 @@ def test_data_source_reader_prunes_with_pushed_filters(spark, table):
     path, _, _ = table
     df = spark.read.format("hudi").load(path).filter("city = 'sao_paulo'")
     assert df.count() == 10
-    assert sorted(spark.read.format("hudi").load(path).collect()) == sorted(pyhudi.read(spark, path).collect())
+    assert sorted(spark.read.format("hudi").load(path).collect()) == sorted(
+        pyhudi.read(spark, path).collect()
+    )
     as_of = spark.read.format("hudi").option("as.of.instant", table[1]).load(path)
     assert as_of.filter("ts = 2").count() == 0
 

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from pyspark.sql import functions as F
-
-import pyhudi
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
+
+import pyhudi
 
 
 def test_inserts_fill_small_files_before_new_file_groups(spark, tmp_path):
     path = str(tmp_path / "t")
     options = trips_options(**{"hoodie.datasource.write.partitionpath.field": ""})
     options.pop("hoodie.datasource.write.partitionpath.field")
-    pyhudi.write(df_of(spark, trips(0, 10)), path, {**options, "hoodie.datasource.write.operation": "insert"})
+    pyhudi.write(
+        df_of(spark, trips(0, 10)), path, {**options, "hoodie.datasource.write.operation": "insert"}
+    )
     first = pyhudi.HudiTable(path).latest_file_slices()
     assert len(first) == 1
-    pyhudi.write(df_of(spark, trips(10, 10)), path, {**options, "hoodie.datasource.write.operation": "insert"})
+    pyhudi.write(
+        df_of(spark, trips(10, 10)),
+        path,
+        {**options, "hoodie.datasource.write.operation": "insert"},
+    )
     second = pyhudi.HudiTable(path).latest_file_slices()
     assert [s.file_id for s in second] == [first[0].file_id]  # appended into the small file
     assert hudi_rs_table(path).num_rows == 20
@@ -34,22 +40,40 @@ def test_insert_split_size_bounds_new_file_groups(spark, tmp_path):
     pyhudi.write(df_of(spark, trips(0, 90, city="sf")), path, options)
     slices = pyhudi.HudiTable(path).latest_file_slices()
     assert len(slices) == 9
-    counts = [pyhudi.read(spark, path).filter(F.col("_hoodie_file_name") == s.base_file.file_name).count() for s in slices]
+    counts = [
+        pyhudi.read(spark, path).filter(F.col("_hoodie_file_name") == s.base_file.file_name).count()
+        for s in slices
+    ]
     assert sum(counts) == 90 and max(counts) < 30  # key-hash spreading, as Hudi does
 
 
 def test_bulk_insert_rolls_over_at_max_file_size(spark, tmp_path):
     path = str(tmp_path / "t")
-    options = {**trips_options(), "hoodie.parquet.max.file.size": "1", "hoodie.datasource.write.operation": "bulk_insert",
-               "hoodie.parquet.bloom.filter.enabled": "false"}
-    rows = spark.range(0, 40000).select(
-        F.format_string("k%d", "id").alias("uuid"), F.lit("sf").alias("city"), F.lit(1).cast("long").alias("ts"),
-        F.lit("r").alias("rider"), F.rand().alias("fare"),
-    ).coalesce(1)
+    options = {
+        **trips_options(),
+        "hoodie.parquet.max.file.size": "1",
+        "hoodie.datasource.write.operation": "bulk_insert",
+        "hoodie.parquet.bloom.filter.enabled": "false",
+    }
+    rows = (
+        spark.range(0, 40000)
+        .select(
+            F.format_string("k%d", "id").alias("uuid"),
+            F.lit("sf").alias("city"),
+            F.lit(1).cast("long").alias("ts"),
+            F.lit("r").alias("rider"),
+            F.rand().alias("fare"),
+        )
+        .coalesce(1)
+    )
     pyhudi.write(rows, path, options)
     slices = pyhudi.HudiTable(path).latest_file_slices()
-    assert len(slices) == 4  # every 10,000-row Arrow batch overflows the 1-byte target: a new file each
-    assert len({s.file_id.rsplit("-", 1)[0] for s in slices}) == 1  # one file-id prefix, numbered -0..-3
+    assert (
+        len(slices) == 4
+    )  # every 10,000-row Arrow batch overflows the 1-byte target: a new file each
+    assert (
+        len({s.file_id.rsplit("-", 1)[0] for s in slices}) == 1
+    )  # one file-id prefix, numbered -0..-3
     assert hudi_rs_table(path).num_rows == 40000
 
 
@@ -57,7 +81,11 @@ def test_new_nullable_column_is_accepted_and_old_files_read_null(spark, tmp_path
     path = str(tmp_path / "t")
     options = {**trips_options(), "hoodie.datasource.write.operation": "upsert"}
     pyhudi.write(df_of(spark, trips(0, 6)), path, options)
-    wider = df_of(spark, trips(100, 3, city="sf")).withColumn("tip", F.lit(2.5)).withColumn("ts", F.col("ts").cast("long"))
+    wider = (
+        df_of(spark, trips(100, 3, city="sf"))
+        .withColumn("tip", F.lit(2.5))
+        .withColumn("ts", F.col("ts").cast("long"))
+    )
     pyhudi.write(wider, path, options)
     df = pyhudi.read(spark, path)
     assert "tip" in df.columns
@@ -80,19 +108,30 @@ def test_widening_int_to_long_rewrites_with_the_wider_type(spark, tmp_path):
 
 def test_soft_deletes_remove_records(spark, tmp_path):
     path = str(tmp_path / "t")
-    schema = "uuid string, city string, ts long, rider string, fare double, _hoodie_is_deleted boolean"
+    schema = (
+        "uuid string, city string, ts long, rider string, fare double, _hoodie_is_deleted boolean"
+    )
     options = {**trips_options(), "hoodie.datasource.write.operation": "upsert"}
     rows = [{**r, "_hoodie_is_deleted": False} for r in trips(0, 6)]
     pyhudi.write(df_of(spark, rows, schema), path, options)
-    deletes = [{**trip(1, ts=2), "_hoodie_is_deleted": True}, {**trip(50, ts=2), "_hoodie_is_deleted": True}]
+    deletes = [
+        {**trip(1, ts=2), "_hoodie_is_deleted": True},
+        {**trip(50, ts=2), "_hoodie_is_deleted": True},
+    ]
     result = pyhudi.write(df_of(spark, deletes, schema), path, options)
     assert result.num_deletes == 1 and result.num_inserts == 0
-    assert sorted(hudi_rs_table(path).column("uuid").to_pylist()) == [f"id-{i:05d}" for i in (0, 2, 3, 4, 5)]
+    assert sorted(hudi_rs_table(path).column("uuid").to_pylist()) == [
+        f"id-{i:05d}" for i in (0, 2, 3, 4, 5)
+    ]
 
 
 def test_global_index_moves_a_key_to_its_new_partition(spark, tmp_path):
     path = str(tmp_path / "t")
-    options = {**trips_options(), "hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.datasource.write.operation": "upsert"}
+    options = {
+        **trips_options(),
+        "hoodie.index.type": "GLOBAL_SIMPLE",
+        "hoodie.datasource.write.operation": "upsert",
+    }
     pyhudi.write(df_of(spark, trips(0, 6)), path, options)
     moved = [trip(0, ts=2, city="chennai")]
     pyhudi.write(df_of(spark, moved), path, options)
@@ -104,7 +143,11 @@ def test_bloom_index_upsert_matches_simple_index(spark, tmp_path):
     results = {}
     for index in ("SIMPLE", "BLOOM"):
         path = str(tmp_path / index)
-        options = {**trips_options(), "hoodie.index.type": index, "hoodie.datasource.write.operation": "upsert"}
+        options = {
+            **trips_options(),
+            "hoodie.index.type": index,
+            "hoodie.datasource.write.operation": "upsert",
+        }
         pyhudi.write(df_of(spark, trips(0, 30)), path, options)
         result = pyhudi.write(df_of(spark, trips(20, 20, ts=3)), path, options)
         results[index] = (result.num_updates, result.num_inserts, hudi_rs_table(path).num_rows)
@@ -113,10 +156,17 @@ def test_bloom_index_upsert_matches_simple_index(spark, tmp_path):
 
 def test_commit_metadata_records_schema_and_extra_metadata(spark, tmp_path):
     path = str(tmp_path / "t")
-    options = {**trips_options(), "hoodie.datasource.write.operation": "insert", "_checkpoint": "kafka:42"}
+    options = {
+        **trips_options(),
+        "hoodie.datasource.write.operation": "insert",
+        "_checkpoint": "kafka:42",
+    }
     result = pyhudi.write(df_of(spark, trips(0, 3)), path, options)
     metadata = pyhudi.HudiTable(path).commit_metadata(result.instant_time)
     assert metadata.extra_metadata["_checkpoint"] == "kafka:42"
-    assert '"name":"trips_record"' in metadata.schema and '"namespace":"hoodie.trips"' in metadata.schema
+    assert (
+        '"name":"trips_record"' in metadata.schema
+        and '"namespace":"hoodie.trips"' in metadata.schema
+    )
     props = pyhudi.HudiTable(path).properties
     assert props["hoodie.table.version"] == "6" and props["hoodie.table.timeline.timezone"] == "UTC"

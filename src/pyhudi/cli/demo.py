@@ -20,14 +20,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("demo", help="write, update, time-travel and read a demo table")
     parser.add_argument("--path", default="demo-data", help="folder for the demo table (recreated)")
     parser.add_argument("--rows", type=int, default=10_000, help="rows of the first write")
-    parser.add_argument("--table-type", default="COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
+    parser.add_argument(
+        "--table-type", default="COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ")
+    )
     parser.set_defaults(handler=run_demo)
 
 
 def _trips(spark, start: int, count: int, ts: int):  # type: ignore[no-untyped-def]
     from pyspark.sql import functions as F
 
-    cities = F.element_at(F.array(*[F.lit(c) for c in ("san_francisco", "chennai", "sao_paulo", "amsterdam")]), (F.col("id") % 4 + 1).cast("int"))
+    cities = F.element_at(
+        F.array(*[F.lit(c) for c in ("san_francisco", "chennai", "sao_paulo", "amsterdam")]),
+        (F.col("id") % 4 + 1).cast("int"),
+    )
     return spark.range(start, start + count).select(
         F.format_string("trip-%06d", F.col("id")).alias("uuid"),
         cities.alias("city"),
@@ -50,13 +55,23 @@ def run_demo(args: argparse.Namespace) -> int:
     options = {**DEMO_OPTIONS, "hoodie.datasource.write.table.type": args.table_type}
     print(f"== pyhudi demo: {args.table_type} table at {table_path}")
 
-    first = pyhudi.write(_trips(spark, 0, args.rows, 1), table_path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    first = pyhudi.write(
+        _trips(spark, 0, args.rows, 1),
+        table_path,
+        {**options, "hoodie.datasource.write.operation": "bulk_insert"},
+    )
     _step("bulk_insert", first)
-    updates = _trips(spark, 0, args.rows // 10, 2).unionByName(_trips(spark, args.rows, args.rows // 50, 2))
-    second = pyhudi.write(updates, table_path, {**options, "hoodie.datasource.write.operation": "upsert"})
+    updates = _trips(spark, 0, args.rows // 10, 2).unionByName(
+        _trips(spark, args.rows, args.rows // 50, 2)
+    )
+    second = pyhudi.write(
+        updates, table_path, {**options, "hoodie.datasource.write.operation": "upsert"}
+    )
     _step("upsert (10% updates, 2% new)", second)
     deletes = _trips(spark, args.rows // 10, 25, 3).select("uuid", "city")
-    third = pyhudi.write(deletes, table_path, {**options, "hoodie.datasource.write.operation": "delete"})
+    third = pyhudi.write(
+        deletes, table_path, {**options, "hoodie.datasource.write.operation": "delete"}
+    )
     _step("delete 25 keys", third)
 
     snapshot = pyhudi.read(spark, table_path)
@@ -65,11 +80,17 @@ def run_demo(args: argparse.Namespace) -> int:
     before = pyhudi.read(spark, table_path, {"as.of.instant": first.instant_time})
     fare_then = before.filter("uuid = 'trip-000001'").first()["fare"]
     fare_now = snapshot.filter("uuid = 'trip-000001'").first()["fare"]
-    print(f"time travel to {first.instant_time}: {before.count()} rows; trip-000001 fare then {fare_then}, now {fare_now}")
-    changes = pyhudi.read(spark, table_path, {
-        "hoodie.datasource.query.type": "incremental",
-        "hoodie.datasource.read.begin.instanttime": first.instant_time,
-    })
+    print(
+        f"time travel to {first.instant_time}: {before.count()} rows; trip-000001 fare then {fare_then}, now {fare_now}"
+    )
+    changes = pyhudi.read(
+        spark,
+        table_path,
+        {
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": first.instant_time,
+        },
+    )
     print(f"incremental after {first.instant_time}: {changes.count()} changed rows")
     print("\n== timeline (pyhudi show commits)")
     show_commits(argparse.Namespace(path=table_path, json=False, limit=0))
@@ -79,8 +100,10 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _step(what: str, result) -> None:  # type: ignore[no-untyped-def]
-    print(f"  {what:32s} instant {result.instant_time}: {result.num_inserts} inserts, "
-          f"{result.num_updates} updates, {result.num_deletes} deletes, {result.files_written} files")
+    print(
+        f"  {what:32s} instant {result.instant_time}: {result.num_inserts} inserts, "
+        f"{result.num_updates} updates, {result.num_deletes} deletes, {result.files_written} files"
+    )
 
 
 def _independent_reader(table_path: str) -> None:

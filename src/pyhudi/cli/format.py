@@ -7,7 +7,9 @@ from typing import Any
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [
+        ["" if v is None else str(v) for v in row] for row in rows
+    ]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = []
     for index, row in enumerate(cells):

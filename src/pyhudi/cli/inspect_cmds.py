@@ -11,7 +11,9 @@ from pyhudi.table.context import TableContext
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    show = commands.add_parser("show", help="inspect a table").add_subparsers(dest="what", required=True)
+    show = commands.add_parser("show", help="inspect a table").add_subparsers(
+        dest="what", required=True
+    )
     for name, handler, doc in (
         ("commits", show_commits, "completed commits with their write stats"),
         ("timeline", show_timeline, "every instant of the active timeline, pending ones included"),
@@ -26,9 +28,13 @@ def register(commands: argparse._SubParsersAction) -> None:
             sub.add_argument("--limit", type=int, default=0, help="only the newest N")
         if name == "fsview":
             sub.add_argument("--as-of", dest="as_of", default=None, help="instant time")
-            sub.add_argument("--all-slices", action="store_true", help="every slice, not only the latest")
+            sub.add_argument(
+                "--all-slices", action="store_true", help="every slice, not only the latest"
+            )
         sub.set_defaults(handler=handler)
-    config = commands.add_parser("config", help="option registry").add_subparsers(dest="what", required=True)
+    config = commands.add_parser("config", help="option registry").add_subparsers(
+        dest="what", required=True
+    )
     listing = config.add_parser("list", help="every option key pyhudi knows, with default and doc")
     listing.add_argument("--grep", default="", help="only keys containing this text")
     listing.set_defaults(handler=config_list)
@@ -58,8 +64,24 @@ def show_commits(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    headers = ["instant", "action", "operation", "partitions", "files", "inserts", "updates", "deletes", "written", "bytes", "replaced"]
-    print(table(headers, [[r[h] if h != "bytes" else human_bytes(r[h]) for h in headers] for r in rows]))
+    headers = [
+        "instant",
+        "action",
+        "operation",
+        "partitions",
+        "files",
+        "inserts",
+        "updates",
+        "deletes",
+        "written",
+        "bytes",
+        "replaced",
+    ]
+    print(
+        table(
+            headers, [[r[h] if h != "bytes" else human_bytes(r[h]) for h in headers] for r in rows]
+        )
+    )
     return 0
 
 
@@ -72,7 +94,11 @@ def show_timeline(args: argparse.Namespace) -> int:
     if args.limit:
         rows = rows[-args.limit :]
     if args.json:
-        print(json.dumps([dict(zip(("instant", "action", "state", "timeline"), r)) for r in rows], indent=2))
+        print(
+            json.dumps(
+                [dict(zip(("instant", "action", "state", "timeline"), r)) for r in rows], indent=2
+            )
+        )
     else:
         print(table(["instant", "action", "state", "timeline"], rows))
     return 0
@@ -112,7 +138,17 @@ def show_fsview(args: argparse.Namespace) -> int:
     print(
         table(
             headers,
-            [[r["partition"], r["file_id"], r["base_instant"], human_bytes(r["base_size"]), len(r["log_files"]), human_bytes(r["log_size"])] for r in rows],
+            [
+                [
+                    r["partition"],
+                    r["file_id"],
+                    r["base_instant"],
+                    human_bytes(r["base_size"]),
+                    len(r["log_files"]),
+                    human_bytes(r["log_size"]),
+                ]
+                for r in rows
+            ],
         )
     )
     return 0
@@ -124,7 +160,12 @@ def show_properties(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(props, indent=2))
     else:
-        print(table(["key", "value"], [(k, v if len(v) < 100 else v[:97] + "...") for k, v in props.items()]))
+        print(
+            table(
+                ["key", "value"],
+                [(k, v if len(v) < 100 else v[:97] + "...") for k, v in props.items()],
+            )
+        )
     return 0
 
 
@@ -133,7 +174,11 @@ def show_schema(args: argparse.Namespace) -> int:
 
     ctx = TableContext.open(args.path)
     schema = latest_avro_schema(ctx)
-    print(json.dumps(json.loads(schema), indent=2) if schema else "(no schema: the table has no commits)")
+    print(
+        json.dumps(json.loads(schema), indent=2)
+        if schema
+        else "(no schema: the table has no commits)"
+    )
     return 0
 
 

@@ -12,7 +12,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pyhudi", description="Apache Hudi tables on PySpark, no Hudi jars.")
+    parser = argparse.ArgumentParser(
+        prog="pyhudi", description="Apache Hudi tables on PySpark, no Hudi jars."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     from pyhudi.cli import demo, inspect_cmds
 

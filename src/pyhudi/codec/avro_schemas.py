@@ -93,20 +93,38 @@ def _inline(node: Any, named: dict[str, Any], seen: set[str]) -> Any:
         return node
     out = dict(node)
     if out.get("type") in ("record", "error", "enum", "fixed") and "name" in out:
-        seen.add(out["name"] if "." in out["name"] else f"{out.get('namespace', NAMESPACE)}.{out['name']}")
+        seen.add(
+            out["name"]
+            if "." in out["name"]
+            else f"{out.get('namespace', NAMESPACE)}.{out['name']}"
+        )
     if "fields" in out:
         out["fields"] = [{**f, "type": _inline(f["type"], named, seen)} for f in out["fields"]]
     for key in ("items", "values"):
         if key in out:
             out[key] = _inline(out[key], named, seen)
-    if isinstance(out.get("type"), list | dict) or (isinstance(out.get("type"), str) and out["type"] not in _PRIMITIVE_OR_COMPLEX):
+    if isinstance(out.get("type"), list | dict) or (
+        isinstance(out.get("type"), str) and out["type"] not in _PRIMITIVE_OR_COMPLEX
+    ):
         out["type"] = _inline(out["type"], named, seen)
     return out
 
 
 _PRIMITIVE_OR_COMPLEX = {
-    "null", "boolean", "int", "long", "float", "double", "bytes", "string",
-    "record", "error", "enum", "array", "map", "fixed",
+    "null",
+    "boolean",
+    "int",
+    "long",
+    "float",
+    "double",
+    "bytes",
+    "string",
+    "record",
+    "error",
+    "enum",
+    "array",
+    "map",
+    "fixed",
 }
 
 

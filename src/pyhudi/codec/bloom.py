@@ -250,7 +250,11 @@ class BloomFilter(ABC):
         for batch in _batches(keys):
             positions = hash_positions(batch, self.nb_hash, self.vector_size)
             row_of_key = self._assign_rows(len(positions))
-            if len(row_of_key) and row_of_key[0] == row_of_key[-1] and np.all(row_of_key == row_of_key[0]):
+            if (
+                len(row_of_key)
+                and row_of_key[0] == row_of_key[-1]
+                and np.all(row_of_key == row_of_key[0])
+            ):
                 # One row for the whole batch (the usual case): scatter the contiguous positions.
                 self.rows[int(row_of_key[0])][positions.T.reshape(-1)] = True
                 continue

@@ -84,7 +84,13 @@ def stat_from_json(data: Mapping[str, Any]) -> WriteStat:
         if attribute == "log_files" and value is not None:
             value = tuple(value)
         kwargs[attribute] = value
-    for counter in ("num_writes", "num_deletes", "num_update_writes", "num_inserts", "total_write_bytes"):
+    for counter in (
+        "num_writes",
+        "num_deletes",
+        "num_update_writes",
+        "num_inserts",
+        "total_write_bytes",
+    ):
         if kwargs.get(counter) is None:
             kwargs[counter] = 0
     kwargs.setdefault("file_id", data.get("fileId") or "")

@@ -42,9 +42,13 @@ def make_write_token(task_partition_id: int, stage_id: int, task_attempt_id: int
     return f"{task_partition_id}-{stage_id}-{task_attempt_id}"
 
 
-def base_file_name(file_id: str, write_token: str, instant_time: str, extension: str = ".parquet") -> str:
+def base_file_name(
+    file_id: str, write_token: str, instant_time: str, extension: str = ".parquet"
+) -> str:
     if "_" in file_id or "_" in write_token:
-        raise ValueError(f"file id and write token must not contain '_': {file_id!r}, {write_token!r}")
+        raise ValueError(
+            f"file id and write token must not contain '_': {file_id!r}, {write_token!r}"
+        )
     return f"{file_id}_{write_token}_{instant_time}{extension}"
 
 

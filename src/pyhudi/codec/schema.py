@@ -53,7 +53,9 @@ def decimal_fixed_size(precision: int) -> int:
 # ---- Arrow -> Avro ---------------------------------------------------------------------------
 
 
-def arrow_to_avro(schema: pa.Schema, table_name: str, *, with_meta_fields: bool = False) -> dict[str, Any]:
+def arrow_to_avro(
+    schema: pa.Schema, table_name: str, *, with_meta_fields: bool = False
+) -> dict[str, Any]:
     name, namespace = record_name(table_name)
     fields = [f for f in schema if f.name not in META_FIELDS]
     if with_meta_fields:
@@ -61,8 +63,12 @@ def arrow_to_avro(schema: pa.Schema, table_name: str, *, with_meta_fields: bool 
     return _record(name, namespace, fields)
 
 
-def arrow_to_avro_json(schema: pa.Schema, table_name: str, *, with_meta_fields: bool = False) -> str:
-    return json.dumps(arrow_to_avro(schema, table_name, with_meta_fields=with_meta_fields), separators=(",", ":"))
+def arrow_to_avro_json(
+    schema: pa.Schema, table_name: str, *, with_meta_fields: bool = False
+) -> str:
+    return json.dumps(
+        arrow_to_avro(schema, table_name, with_meta_fields=with_meta_fields), separators=(",", ":")
+    )
 
 
 def _record(name: str, namespace: str, fields: list[pa.Field]) -> dict[str, Any]:
@@ -138,7 +144,9 @@ def avro_to_arrow(schema: str | dict[str, Any]) -> pa.Schema:
     """The Arrow schema of an Avro record schema (JSON text or parsed)."""
     doc = json.loads(schema) if isinstance(schema, str) else schema
     named: dict[str, Any] = {}
-    fields = [_arrow_field(f["name"], f["type"], named, doc.get("namespace", "")) for f in doc["fields"]]
+    fields = [
+        _arrow_field(f["name"], f["type"], named, doc.get("namespace", "")) for f in doc["fields"]
+    ]
     return pa.schema(fields)
 
 
@@ -164,7 +172,9 @@ def _arrow_type(avro_type: Any, named: dict[str, Any], namespace: str) -> pa.Dat
         _register(avro_type, named, namespace)
     if kind == "record":
         ns = avro_type.get("namespace", namespace)
-        return pa.struct([_arrow_field(f["name"], f["type"], named, ns) for f in avro_type["fields"]])
+        return pa.struct(
+            [_arrow_field(f["name"], f["type"], named, ns) for f in avro_type["fields"]]
+        )
     if kind == "array":
         item = _arrow_field("element", avro_type["items"], named, namespace)
         return pa.list_(item)

@@ -94,12 +94,19 @@ def number(key: str, default: float, doc: str, *aliases: str) -> ConfigOption[fl
     return ConfigOption(key, default, doc, _parse_float, "number", aliases)
 
 
-def string_list(key: str, default: tuple[str, ...] | None, doc: str, *aliases: str) -> ConfigOption[tuple[str, ...]]:
+def string_list(
+    key: str, default: tuple[str, ...] | None, doc: str, *aliases: str
+) -> ConfigOption[tuple[str, ...]]:
     return ConfigOption(key, default, doc, _parse_list, "list", aliases)
 
 
 def choice(
-    key: str, default: str | None, choices: tuple[str, ...], doc: str, *aliases: str, upper: bool = True
+    key: str,
+    default: str | None,
+    choices: tuple[str, ...],
+    doc: str,
+    *aliases: str,
+    upper: bool = True,
 ) -> ConfigOption[str]:
     """A closed set of values, matched case-insensitively; the canonical spelling is returned."""
     canonical = {c.lower(): c for c in choices}

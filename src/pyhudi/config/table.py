@@ -5,42 +5,69 @@ from __future__ import annotations
 from pyhudi.config.options import boolean, choice, integer, string
 
 NAME = string(
-    "hoodie.table.name", None, "Table name; with the database name it forms the checksum.",
+    "hoodie.table.name",
+    None,
+    "Table name; with the database name it forms the checksum.",
     "hoodie.datasource.write.table.name",
 )
 DATABASE = string("hoodie.database.name", None, "Database name (checksum input).")
-TYPE = choice("hoodie.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"), "Table type.")
+TYPE = choice(
+    "hoodie.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"), "Table type."
+)
 VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes 6, reads 6 and 8.")
-TIMELINE_LAYOUT_VERSION = integer("hoodie.timeline.layout.version", 1, "Timeline layout: 1 for v6, 2 for v8.")
+TIMELINE_LAYOUT_VERSION = integer(
+    "hoodie.timeline.layout.version", 1, "Timeline layout: 1 for v6, 2 for v8."
+)
 BASE_FILE_FORMAT = choice(
-    "hoodie.table.base.file.format", "PARQUET", ("PARQUET", "ORC", "HFILE"), "Base file format.",
+    "hoodie.table.base.file.format",
+    "PARQUET",
+    ("PARQUET", "ORC", "HFILE"),
+    "Base file format.",
     "hoodie.table.ro.file.format",
 )
-LOG_FILE_FORMAT = string("hoodie.table.log.file.format", "HOODIE_LOG", "Log file format.", "hoodie.table.rt.file.format")
-RECORD_KEY_FIELDS = string("hoodie.table.recordkey.fields", None, "Comma-separated record key fields.")
+LOG_FILE_FORMAT = string(
+    "hoodie.table.log.file.format", "HOODIE_LOG", "Log file format.", "hoodie.table.rt.file.format"
+)
+RECORD_KEY_FIELDS = string(
+    "hoodie.table.recordkey.fields", None, "Comma-separated record key fields."
+)
 PRECOMBINE_FIELD = string("hoodie.table.precombine.field", None, "Ordering (precombine) field.")
-PARTITION_FIELDS = string("hoodie.table.partition.fields", None, "Comma-separated partition fields.")
+PARTITION_FIELDS = string(
+    "hoodie.table.partition.fields", None, "Comma-separated partition fields."
+)
 KEY_GENERATOR_CLASS = string("hoodie.table.keygenerator.class", None, "Key generator class name.")
 HIVE_STYLE_PARTITIONING = boolean(
     "hoodie.datasource.write.hive_style_partitioning", False, "Partition folders as `field=value`."
 )
 URL_ENCODE_PARTITIONING = boolean(
-    "hoodie.datasource.write.partitionpath.urlencode", False, "Escape special characters in partition paths."
+    "hoodie.datasource.write.partitionpath.urlencode",
+    False,
+    "Escape special characters in partition paths.",
 )
 DROP_PARTITION_COLUMNS = boolean(
-    "hoodie.datasource.write.drop.partition.columns", False, "Drop partition columns from data files."
+    "hoodie.datasource.write.drop.partition.columns",
+    False,
+    "Drop partition columns from data files.",
 )
-POPULATE_META_FIELDS = boolean("hoodie.populate.meta.fields", True, "Write the five `_hoodie_*` meta columns.")
-ARCHIVELOG_FOLDER = string("hoodie.archivelog.folder", "archived", "Sub-folder of `.hoodie` for the archived timeline.")
+POPULATE_META_FIELDS = boolean(
+    "hoodie.populate.meta.fields", True, "Write the five `_hoodie_*` meta columns."
+)
+ARCHIVELOG_FOLDER = string(
+    "hoodie.archivelog.folder", "archived", "Sub-folder of `.hoodie` for the archived timeline."
+)
 TIMELINE_TIMEZONE = choice(
-    "hoodie.table.timeline.timezone", "LOCAL", ("LOCAL", "UTC"),
+    "hoodie.table.timeline.timezone",
+    "LOCAL",
+    ("LOCAL", "UTC"),
     "Time zone of instant times: LOCAL when absent (Hudi's default); tables pyhudi creates get UTC "
     "unless the option says otherwise.",
 )
 PARTITION_METAFILE_USE_BASE_FORMAT = boolean(
     "hoodie.partition.metafile.use.base.format", False, "Partition marker files in the base format."
 )
-CREATE_SCHEMA = string("hoodie.table.create.schema", None, "Avro schema at creation (no meta fields).")
+CREATE_SCHEMA = string(
+    "hoodie.table.create.schema", None, "Avro schema at creation (no meta fields)."
+)
 CDC_ENABLED = boolean("hoodie.table.cdc.enabled", False, "Change data capture logging.")
 PAYLOAD_CLASS = string(
     "hoodie.compaction.payload.class",
@@ -52,11 +79,15 @@ RECORD_MERGER_STRATEGY = string(
     "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
     "Record merger strategy id (table property).",
 )
-METADATA_PARTITIONS = string("hoodie.table.metadata.partitions", "", "Built metadata-table partitions.")
+METADATA_PARTITIONS = string(
+    "hoodie.table.metadata.partitions", "", "Built metadata-table partitions."
+)
 METADATA_PARTITIONS_INFLIGHT = string(
     "hoodie.table.metadata.partitions.inflight", "", "Metadata-table partitions being built."
 )
-BOOTSTRAP_BASE_PATH = string("hoodie.bootstrap.base.path", None, "Source path of a bootstrapped table.")
+BOOTSTRAP_BASE_PATH = string(
+    "hoodie.bootstrap.base.path", None, "Source path of a bootstrapped table."
+)
 BOOTSTRAP_INDEX_CLASS = string("hoodie.bootstrap.index.class", None, "Bootstrap index class.")
 BOOTSTRAP_INDEX_ENABLE = boolean("hoodie.bootstrap.index.enable", True, "Use a bootstrap index.")
 CHECKSUM = string("hoodie.table.checksum", None, "CRC32 of `<database>.<table name>`.")

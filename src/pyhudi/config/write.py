@@ -17,108 +17,171 @@ TIMELINE_TIMEZONE = _table.TIMELINE_TIMEZONE
 NEW_TABLE_TIMEZONE = "UTC"
 
 OPERATIONS = (
-    "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
-    "delete_partition", "bootstrap", "compact", "log_compact",
+    "upsert",
+    "insert",
+    "bulk_insert",
+    "delete",
+    "insert_overwrite",
+    "insert_overwrite_table",
+    "delete_partition",
+    "bootstrap",
+    "compact",
+    "log_compact",
 )
 OPERATION = choice(
     "hoodie.datasource.write.operation", "upsert", OPERATIONS, "The write operation.", upper=False
 )
 TABLE_TYPE = choice(
-    "hoodie.datasource.write.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"),
-    "Table type when the table is created.", "hoodie.table.type",
+    "hoodie.datasource.write.table.type",
+    "COPY_ON_WRITE",
+    ("COPY_ON_WRITE", "MERGE_ON_READ"),
+    "Table type when the table is created.",
+    "hoodie.table.type",
 )
 RECORD_KEY_FIELD = string(
     "hoodie.datasource.write.recordkey.field", "uuid", "Record key field(s), comma-separated."
 )
 PARTITION_PATH_FIELD = string(
-    "hoodie.datasource.write.partitionpath.field", None,
+    "hoodie.datasource.write.partitionpath.field",
+    None,
     "Partition field(s), comma-separated; Custom key generator: `field:SIMPLE|TIMESTAMP`.",
 )
 PRECOMBINE_FIELD = string(
-    "hoodie.datasource.write.precombine.field", "ts",
-    "Field deciding which of two records with one key wins.", "hoodie.table.precombine.field",
+    "hoodie.datasource.write.precombine.field",
+    "ts",
+    "Field deciding which of two records with one key wins.",
+    "hoodie.table.precombine.field",
 )
 KEY_GENERATOR_CLASS = string(
-    "hoodie.datasource.write.keygenerator.class", None, "Key generator class (inferred when unset).",
+    "hoodie.datasource.write.keygenerator.class",
+    None,
+    "Key generator class (inferred when unset).",
     "hoodie.table.keygenerator.class",
 )
 KEY_GENERATOR_TYPE = choice(
-    "hoodie.datasource.write.keygenerator.type", None,
+    "hoodie.datasource.write.keygenerator.type",
+    None,
     ("SIMPLE", "COMPLEX", "TIMESTAMP", "CUSTOM", "NON_PARTITION", "GLOBAL_DELETE"),
     "Key generator type (alternative to the class).",
 )
 PAYLOAD_CLASS = string(
     "hoodie.datasource.write.payload.class",
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-    "How an incoming record merges with the stored one.", "hoodie.compaction.payload.class",
+    "How an incoming record merges with the stored one.",
+    "hoodie.compaction.payload.class",
 )
 PAYLOAD_ORDERING_FIELD = string(
-    "hoodie.payload.ordering.field", None, "Ordering field of DefaultHoodieRecordPayload (defaults to precombine)."
+    "hoodie.payload.ordering.field",
+    None,
+    "Ordering field of DefaultHoodieRecordPayload (defaults to precombine).",
 )
 INSERT_DROP_DUPLICATES = boolean(
-    "hoodie.datasource.write.insert.drop.duplicates", False, "Drop inserts whose key already exists."
+    "hoodie.datasource.write.insert.drop.duplicates",
+    False,
+    "Drop inserts whose key already exists.",
 )
-COMBINE_BEFORE_INSERT = boolean("hoodie.combine.before.insert", False, "De-duplicate a batch before insert.")
-COMBINE_BEFORE_UPSERT = boolean("hoodie.combine.before.upsert", True, "De-duplicate a batch before upsert.")
-COMBINE_BEFORE_DELETE = boolean("hoodie.combine.before.delete", True, "De-duplicate a batch before delete.")
+COMBINE_BEFORE_INSERT = boolean(
+    "hoodie.combine.before.insert", False, "De-duplicate a batch before insert."
+)
+COMBINE_BEFORE_UPSERT = boolean(
+    "hoodie.combine.before.upsert", True, "De-duplicate a batch before upsert."
+)
+COMBINE_BEFORE_DELETE = boolean(
+    "hoodie.combine.before.delete", True, "De-duplicate a batch before delete."
+)
 PARTITIONS_TO_DELETE = string_list(
     "hoodie.datasource.write.partitions.to.delete", None, "Partition paths for delete_partition."
 )
 BULK_INSERT_SORT_MODE = choice(
-    "hoodie.bulkinsert.sort.mode", "NONE", ("NONE", "GLOBAL_SORT", "PARTITION_SORT"),
+    "hoodie.bulkinsert.sort.mode",
+    "NONE",
+    ("NONE", "GLOBAL_SORT", "PARTITION_SORT"),
     "Sort records before a bulk_insert.",
 )
 BULK_INSERT_PARALLELISM = integer(
-    "hoodie.bulkinsert.shuffle.parallelism", 0, "Tasks of a bulk_insert shuffle (0: input partitioning)."
+    "hoodie.bulkinsert.shuffle.parallelism",
+    0,
+    "Tasks of a bulk_insert shuffle (0: input partitioning).",
 )
-UPSERT_PARALLELISM = integer("hoodie.upsert.shuffle.parallelism", 0, "Tasks of the write shuffle (0: Spark's).")
-INSERT_PARALLELISM = integer("hoodie.insert.shuffle.parallelism", 0, "Tasks of the insert shuffle (0: Spark's).")
-DELETE_PARALLELISM = integer("hoodie.delete.shuffle.parallelism", 0, "Tasks of the delete shuffle (0: Spark's).")
-ROLLBACK_USING_MARKERS = boolean("hoodie.rollback.using.markers", True, "Roll back failed writes from markers.")
+UPSERT_PARALLELISM = integer(
+    "hoodie.upsert.shuffle.parallelism", 0, "Tasks of the write shuffle (0: Spark's)."
+)
+INSERT_PARALLELISM = integer(
+    "hoodie.insert.shuffle.parallelism", 0, "Tasks of the insert shuffle (0: Spark's)."
+)
+DELETE_PARALLELISM = integer(
+    "hoodie.delete.shuffle.parallelism", 0, "Tasks of the delete shuffle (0: Spark's)."
+)
+ROLLBACK_USING_MARKERS = boolean(
+    "hoodie.rollback.using.markers", True, "Roll back failed writes from markers."
+)
 MARKERS_TYPE = choice(
-    "hoodie.write.markers.type", "DIRECT", ("DIRECT", "TIMELINE_SERVER_BASED"),
+    "hoodie.write.markers.type",
+    "DIRECT",
+    ("DIRECT", "TIMELINE_SERVER_BASED"),
     "Marker type; pyhudi always writes DIRECT markers.",
 )
 FAILED_WRITES_CLEANER_POLICY = choice(
-    "hoodie.cleaner.policy.failed.writes", "EAGER", ("EAGER", "LAZY", "NEVER"),
+    "hoodie.cleaner.policy.failed.writes",
+    "EAGER",
+    ("EAGER", "LAZY", "NEVER"),
     "When failed writes are rolled back: EAGER = before the next write.",
 )
 RECONCILE_SCHEMA = boolean(
-    "hoodie.datasource.write.reconcile.schema", False, "Fill fields missing from a batch with nulls."
+    "hoodie.datasource.write.reconcile.schema",
+    False,
+    "Fill fields missing from a batch with nulls.",
 )
 METADATA_ENABLE = boolean(
-    "hoodie.metadata.enable", False, "pyhudi writes no metadata table; an existing one is disabled on write."
+    "hoodie.metadata.enable",
+    False,
+    "pyhudi writes no metadata table; an existing one is disabled on write.",
 )
 COMMIT_METADATA_KEYPREFIX = string(
-    "hoodie.datasource.write.commitmeta.key.prefix", "_", "Options with this prefix go into extraMetadata."
+    "hoodie.datasource.write.commitmeta.key.prefix",
+    "_",
+    "Options with this prefix go into extraMetadata.",
 )
 STREAMING_BATCH_ID_KEY = string(
-    "hoodie.datasource.write.streaming.batch.id.key", "pyhudi.streaming.batch.id",
+    "hoodie.datasource.write.streaming.batch.id.key",
+    "pyhudi.streaming.batch.id",
     "extraMetadata key of the micro-batch id recorded by streaming writes.",
 )
 
 # ---- file sizing (HoodieStorageConfig / HoodieCompactionConfig) ----
-PARQUET_MAX_FILE_SIZE = integer("hoodie.parquet.max.file.size", 120 * 1024 * 1024, "Target base file size.")
+PARQUET_MAX_FILE_SIZE = integer(
+    "hoodie.parquet.max.file.size", 120 * 1024 * 1024, "Target base file size."
+)
 PARQUET_SMALL_FILE_LIMIT = integer(
     "hoodie.parquet.small.file.limit", 100 * 1024 * 1024, "Files below this size take new inserts."
 )
 INSERT_SPLIT_SIZE = integer(
-    "hoodie.copyonwrite.insert.split.size", 500_000, "Inserts per new file group (when not auto-split)."
+    "hoodie.copyonwrite.insert.split.size",
+    500_000,
+    "Inserts per new file group (when not auto-split).",
 )
 INSERT_AUTO_SPLIT = boolean(
-    "hoodie.copyonwrite.insert.auto.split", True, "Size new file groups from the record size estimate."
+    "hoodie.copyonwrite.insert.auto.split",
+    True,
+    "Size new file groups from the record size estimate.",
 )
 RECORD_SIZE_ESTIMATE = integer(
     "hoodie.copyonwrite.record.size.estimate", 1024, "Record size estimate with no earlier commits."
 )
 PARQUET_COMPRESSION_CODEC = choice(
-    "hoodie.parquet.compression.codec", "snappy",
+    "hoodie.parquet.compression.codec",
+    "snappy",
     ("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed", "none"),
-    "Parquet compression (Hudi 0.15+ default snappy; 0.14 used gzip).", upper=False,
+    "Parquet compression (Hudi 0.15+ default snappy; 0.14 used gzip).",
+    upper=False,
 )
-PARQUET_BLOCK_SIZE = integer("hoodie.parquet.block.size", 120 * 1024 * 1024, "Parquet row group size in bytes.")
+PARQUET_BLOCK_SIZE = integer(
+    "hoodie.parquet.block.size", 120 * 1024 * 1024, "Parquet row group size in bytes."
+)
 PARQUET_PAGE_SIZE = integer("hoodie.parquet.page.size", 1024 * 1024, "Parquet page size in bytes.")
 PARQUET_COMPRESSION_RATIO = number(
     "hoodie.parquet.compression.ratio", 0.1, "Expected parquet compression (file sizing)."
 )
-PARQUET_DICTIONARY_ENABLED = boolean("hoodie.parquet.dictionary.enabled", True, "Dictionary encoding.")
+PARQUET_DICTIONARY_ENABLED = boolean(
+    "hoodie.parquet.dictionary.enabled", True, "Dictionary encoding."
+)

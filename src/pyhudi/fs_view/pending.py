@@ -35,7 +35,9 @@ def pending_clustering_file_groups(active: ActiveTimeline) -> dict[tuple[str, st
 
 
 def read_requested_plan(active: ActiveTimeline, instant: Instant) -> dict:
-    data = active.storage.read_bytes(active.instant_path(Instant(instant.time, instant.action, State.REQUESTED)))
+    data = active.storage.read_bytes(
+        active.instant_path(Instant(instant.time, instant.action, State.REQUESTED))
+    )
     if not data:
         return {}
     return decode_container(data, what=f"plan of {instant}")

@@ -55,18 +55,28 @@ class FileSystemView:
         completed = writes.completed().up_to(as_of)
         return set(completed.times()), writes
 
-    def _is_committed(self, time: str, committed: set[str], writes: Timeline, as_of: str | None) -> bool:
+    def _is_committed(
+        self, time: str, committed: set[str], writes: Timeline, as_of: str | None
+    ) -> bool:
         if as_of is not None and time > as_of:
             return False
         return time in committed or writes.is_before_start(time)
 
     # ---- file groups --------------------------------------------------------------------------
     def file_groups(
-        self, as_of: str | None = None, partitions: Iterable[str] | None = None, *, include_replaced: bool = False
+        self,
+        as_of: str | None = None,
+        partitions: Iterable[str] | None = None,
+        *,
+        include_replaced: bool = False,
     ) -> list[FileGroup]:
         """Committed file groups (slices newest first) as of `as_of` (latest when None)."""
         committed, writes = self._committed_times(as_of)
-        pending_ops = pending_compaction_operations(self.active) if self.timeline.pending_compactions() else {}
+        pending_ops = (
+            pending_compaction_operations(self.active)
+            if self.timeline.pending_compactions()
+            else {}
+        )
         replaced = set() if include_replaced else self.replaced_file_groups(as_of)
         wanted = set(partitions) if partitions is not None else None
         groups: list[FileGroup] = []
@@ -95,13 +105,17 @@ class FileSystemView:
                 if log is None or log.extension != "log":
                     continue
                 slice_time = self._log_slice_time(log)
-                if slice_time in pending or self._is_committed(slice_time, committed, writes, as_of):
+                if slice_time in pending or self._is_committed(
+                    slice_time, committed, writes, as_of
+                ):
                     base, logs = slices[log.file_id].get(slice_time, (None, []))
                     logs.append(log)
                     slices[log.file_id][slice_time] = (base, logs)
             elif name.endswith(self.base_file_extension):
                 base_file = parse_base_file(partition, name, status.size_bytes)
-                if base_file and self._is_committed(base_file.instant_time, committed, writes, as_of):
+                if base_file and self._is_committed(
+                    base_file.instant_time, committed, writes, as_of
+                ):
                     _, logs = slices[base_file.file_id].get(base_file.instant_time, (None, []))
                     slices[base_file.file_id][base_file.instant_time] = (base_file, logs)
         for (op_partition, file_id), time in pending_ops.items():
@@ -118,7 +132,11 @@ class FileSystemView:
         # Table version 8: a log belongs to the slice with the largest base instant at or before the
         # completion time of the deltacommit that wrote it (its file-name instant).
         instant = self.timeline.find(log.base_instant_time)
-        completion = instant.completion_time if instant and instant.completion_time else log.base_instant_time
+        completion = (
+            instant.completion_time
+            if instant and instant.completion_time
+            else log.base_instant_time
+        )
         bases = [
             parse_base_file(log.partition_path, s.name)
             for s in self.listing.files.get(log.partition_path, ())
@@ -143,7 +161,11 @@ class FileSystemView:
             if not group.slices:
                 continue
             latest = group.slices[0]
-            if latest.base_file is None and len(group.slices) > 1 and self._is_pending_compaction(latest):
+            if (
+                latest.base_file is None
+                and len(group.slices) > 1
+                and self._is_pending_compaction(latest)
+            ):
                 previous = group.slices[1]
                 latest = FileSlice(
                     previous.partition_path,
@@ -158,7 +180,9 @@ class FileSystemView:
     def _is_pending_compaction(self, file_slice: FileSlice) -> bool:
         return file_slice.base_instant_time in set(self.timeline.pending_compactions().times())
 
-    def latest_base_files(self, as_of: str | None = None, partitions: Iterable[str] | None = None) -> list[BaseFile]:
+    def latest_base_files(
+        self, as_of: str | None = None, partitions: Iterable[str] | None = None
+    ) -> list[BaseFile]:
         """The newest committed base file per file group (read-optimized view)."""
         result = []
         for group in self.file_groups(as_of, partitions):
@@ -176,9 +200,13 @@ class FileSystemView:
         return replaced
 
 
-def _file_group(partition: str, file_id: str, by_time: dict[str, tuple[BaseFile | None, list[LogFile]]]) -> FileGroup:
+def _file_group(
+    partition: str, file_id: str, by_time: dict[str, tuple[BaseFile | None, list[LogFile]]]
+) -> FileGroup:
     slices = tuple(
-        FileSlice(partition, file_id, InstantTime(time), base, tuple(sorted(logs, key=LogFile.sort_key)))
+        FileSlice(
+            partition, file_id, InstantTime(time), base, tuple(sorted(logs, key=LogFile.sort_key))
+        )
         for time, (base, logs) in sorted(by_time.items(), reverse=True)
     )
     return FileGroup(partition, file_id, slices)

@@ -6,6 +6,7 @@ fast path); only merge-on-read slices with log files go through the merging Arro
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -68,20 +69,26 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
     return df
 
 
+_COMPARISONS = {
+    "=": operator.eq,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:
-    condition = None
+    condition: Column | None = None
     for column, op, value in filters:
         col = F.col(f"`{column}`")
-        term = {
-            "=": lambda: col == F.lit(value),
-            "==": lambda: col == F.lit(value),
-            "!=": lambda: col != F.lit(value),
-            "<": lambda: col < F.lit(value),
-            "<=": lambda: col <= F.lit(value),
-            ">": lambda: col > F.lit(value),
-            ">=": lambda: col >= F.lit(value),
-            "in": lambda: col.isin(list(value)),
-            "not in": lambda: ~col.isin(list(value)),
-        }[op]()
+        if op == "in":
+            term = col.isin(list(value))
+        elif op == "not in":
+            term = ~col.isin(list(value))
+        else:
+            term = _COMPARISONS[op](col, F.lit(value))
         condition = term if condition is None else condition & term
     return condition

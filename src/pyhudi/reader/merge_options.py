@@ -10,7 +10,9 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode, merge_mode_of
 
 
-def merge_settings(ctx: TableContext, plan: ReadPlan, options: Mapping[str, str] | None = None) -> tuple[str, str | None, bool]:
+def merge_settings(
+    ctx: TableContext, plan: ReadPlan, options: Mapping[str, str] | None = None
+) -> tuple[str, str | None, bool]:
     """(merge mode, ordering field, skip merge) for a table read."""
     try:
         mode = merge_mode_of(ctx.config.payload_class)

@@ -49,11 +49,15 @@ class ReadPlan:
 
 
 def plan_read(
-    ctx: TableContext, options: Mapping[str, str] | None = None, filters: Sequence[PartitionFilter] = ()
+    ctx: TableContext,
+    options: Mapping[str, str] | None = None,
+    filters: Sequence[PartitionFilter] = (),
 ) -> ReadPlan:
     opts = dict(options or {})
     if rkeys.READ_PATHS.is_set(opts):
-        raise UnsupportedOperationError(f"{rkeys.READ_PATHS.key} is not supported: read the table's base path")
+        raise UnsupportedOperationError(
+            f"{rkeys.READ_PATHS.key} is not supported: read the table's base path"
+        )
     query_type = rkeys.QUERY_TYPE.get(opts)
     if query_type == "incremental":
         return _plan_incremental(ctx, opts, tuple(filters))
@@ -62,7 +66,10 @@ def plan_read(
     view = ctx.view()
     partitions = prune_partitions(ctx, view.partition_paths(), filters)
     if query_type == "read_optimized":
-        slices = [FileSlice(b.partition_path, b.file_id, b.instant_time, b) for b in view.latest_base_files(as_of, partitions)]
+        slices = [
+            FileSlice(b.partition_path, b.file_id, b.instant_time, b)
+            for b in view.latest_base_files(as_of, partitions)
+        ]
     else:
         slices = view.latest_merged_file_slices(as_of, partitions)
     return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
@@ -105,15 +112,27 @@ def _as_of(ctx: TableContext, opts: Mapping[str, str]) -> InstantTime | None:
         raise ConfigError(f"invalid {rkeys.AS_OF_INSTANT.key}: {err}") from err
 
 
-def _plan_incremental(ctx: TableContext, opts: Mapping[str, str], filters: tuple[PartitionFilter, ...]) -> ReadPlan:
+def _plan_incremental(
+    ctx: TableContext, opts: Mapping[str, str], filters: tuple[PartitionFilter, ...]
+) -> ReadPlan:
     begin = rkeys.BEGIN_INSTANT.get(opts)
     if begin is None:
-        raise ConfigError(f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)")
+        raise ConfigError(
+            f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
+        )
     begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
     end = rkeys.END_INSTANT.get(opts)
     commits = ctx.active.timeline.commits()
-    end_time = normalize_instant_time(end) if end else (_window_time(commits.last) if commits.last else None)
-    window = [i for i in commits if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)]
+    end_time = (
+        normalize_instant_time(end)
+        if end
+        else (_window_time(commits.last) if commits.last else None)
+    )
+    window = [
+        i
+        for i in commits
+        if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)
+    ]
     as_of = max((i.time for i in window), default=None)
     schema = table_arrow_schema(ctx, as_of) or table_arrow_schema(ctx) or pa.schema([])
     if not window:
@@ -124,7 +143,11 @@ def _plan_incremental(ctx: TableContext, opts: Mapping[str, str], filters: tuple
             touched.add((stat.partition_path or "", stat.file_id))
     view = ctx.view()
     partitions = prune_partitions(ctx, sorted({p for p, _ in touched}), filters)
-    slices = [s for s in view.latest_merged_file_slices(as_of, partitions) if (s.partition_path, s.file_id) in touched]
+    slices = [
+        s
+        for s in view.latest_merged_file_slices(as_of, partitions)
+        if (s.partition_path, s.file_id) in touched
+    ]
     # Without meta fields rows carry no commit time: the changed file groups are returned whole (as hudi-rs does).
     commit_times = frozenset(i.time for i in window) if ctx.config.populate_meta_fields else None
     return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)

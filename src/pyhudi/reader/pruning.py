@@ -23,7 +23,9 @@ def validate_filters(filters: Sequence[PartitionFilter]) -> tuple[PartitionFilte
     checked = []
     for item in filters:
         if len(item) != 3 or str(item[1]).lower() not in _OPS:
-            raise ConfigError(f"a filter is (column, op, value) with op in {', '.join(_OPS)}; got {item!r}")
+            raise ConfigError(
+                f"a filter is (column, op, value) with op in {', '.join(_OPS)}; got {item!r}"
+            )
         checked.append((str(item[0]), str(item[1]).lower(), item[2]))
     return tuple(checked)
 
@@ -58,14 +60,18 @@ def _kind(ctx: TableContext) -> KeyGenKind | None:
         return None
 
 
-def prune_partitions(ctx: TableContext, partitions: Sequence[str], filters: Sequence[PartitionFilter]) -> list[str]:
+def prune_partitions(
+    ctx: TableContext, partitions: Sequence[str], filters: Sequence[PartitionFilter]
+) -> list[str]:
     relevant = [f for f in filters if f[0] in ctx.config.partition_fields]
     if not relevant:
         return list(partitions)
     kept = []
     for partition in partitions:
         values = partition_values(ctx, partition)
-        if values is None or all(_matches(values.get(column), op, value) for column, op, value in relevant):
+        if values is None or all(
+            _matches(values.get(column), op, value) for column, op, value in relevant
+        ):
             kept.append(partition)
     return kept
 

@@ -68,11 +68,18 @@ def read_slice(task: SliceTask) -> pa.Table:
     else:
         table = base if base is not None else task.file_schema.empty_table()
     if task.commit_times is not None:
-        table = table.filter(pc.is_in(table.column(COMMIT_TIME), value_set=pa.array(sorted(task.commit_times), pa.string())))
+        table = table.filter(
+            pc.is_in(
+                table.column(COMMIT_TIME),
+                value_set=pa.array(sorted(task.commit_times), pa.string()),
+            )
+        )
     return table
 
 
-def read_slice_batches(task: SliceTask, target: pa.Schema, max_rows: int = 65536) -> Iterator[pa.RecordBatch]:
+def read_slice_batches(
+    task: SliceTask, target: pa.Schema, max_rows: int = 65536
+) -> Iterator[pa.RecordBatch]:
     """The slice as record batches of exactly `target` (Spark's Arrow schema)."""
     table = conform(read_slice(task), target)
     yield from table.to_batches(max_chunksize=max_rows)

@@ -17,10 +17,13 @@ DEFAULT_CONF = {
     "spark.sql.python.filterPushdown.enabled": "true",
     "spark.driver.memory": "4g",
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    "spark.ui.showConsoleProgress": "false",
 }
 
 
-def local_session(app_name: str = "pyhudi", *, cores: int | str = "*", conf: Mapping[str, str] | None = None) -> SparkSession:
+def local_session(
+    app_name: str = "pyhudi", *, cores: int | str = "*", conf: Mapping[str, str] | None = None
+) -> SparkSession:
     """Get or create a local SparkSession (`local[cores]`) with pyhudi's defaults."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -123,7 +123,9 @@ def slice_tasks(ctx: TableContext, plan: ReadPlan) -> list[SliceTask]:
                 merge_mode=mode,
                 ordering_field=ordering,
                 skip_merge=skip,
-                bootstrap_source=file_slice.base_file.bootstrap_source_path if file_slice.base_file else None,
+                bootstrap_source=file_slice.base_file.bootstrap_source_path
+                if file_slice.base_file
+                else None,
             )
         )
     return tasks

@@ -51,7 +51,9 @@ def check_data_source_operation(cfg: WriteConfig) -> None:
 
 
 class HudiDataSourceWriter(DataSourceArrowWriter):
-    def __init__(self, path: str, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
+    def __init__(
+        self, path: str, options: dict[str, str], schema: StructType, overwrite: bool
+    ) -> None:
         if overwrite:
             options = {**options, wkeys.OPERATION.key: "insert_overwrite_table"}
         existing = TableContext.open(path) if TableContext.exists(path) else None
@@ -59,13 +61,24 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             existing.config.check_writable(path)
         cfg = resolve_write_config(options, existing.config if existing else None)
         check_data_source_operation(cfg)
-        incoming = arrow_data_schema(StructType([f.__class__(f.name, normalize_spark_type(f.dataType), True) for f in schema]))
+        incoming = arrow_data_schema(
+            StructType(
+                [f.__class__(f.name, normalize_spark_type(f.dataType), True) for f in schema]
+            )
+        )
         table_schema = table_arrow_schema(existing) if existing else None
         data_schema, _, _ = merged_schema(
-            incoming, table_schema, key_fields=tuple(required_fields(cfg)), fill_missing=cfg.reconcile_schema
+            incoming,
+            table_schema,
+            key_fields=tuple(required_fields(cfg)),
+            fill_missing=cfg.reconcile_schema,
         )
         ctx = existing or TableContext.create(
-            path, {**cfg.table_properties(), tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name)}
+            path,
+            {
+                **cfg.table_properties(),
+                tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
+            },
         )
         self.transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
         self.instant_time = self.transaction.begin()
@@ -87,8 +100,15 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
     def _prepare(self, table: pa.Table) -> pa.Table:
         if IS_DELETED_FIELD in table.column_names:
             table = table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_FIELD), False)))
-        keys, partitions = record_keys(table, self.cfg.keygen), partition_paths(table, self.cfg.keygen)
-        data = conform(table, self.data_schema) if self.cfg.reconcile_schema else _cast(table, self.data_schema)
+        keys, partitions = (
+            record_keys(table, self.cfg.keygen),
+            partition_paths(table, self.cfg.keygen),
+        )
+        data = (
+            conform(table, self.data_schema)
+            if self.cfg.reconcile_schema
+            else _cast(table, self.data_schema)
+        )
         return data.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -118,5 +138,3 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
 
 def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return conform(table.select([n for n in schema.names if n in table.column_names]), schema)
-
-

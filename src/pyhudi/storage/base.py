@@ -60,7 +60,9 @@ class Storage:
         if self.is_local:
             return "file://" + path
         prefix = f"{self.scheme}://"
-        return prefix + (path if path.startswith(self.authority) else f"{self.authority}/{path.lstrip('/')}")
+        return prefix + (
+            path if path.startswith(self.authority) else f"{self.authority}/{path.lstrip('/')}"
+        )
 
     # ---- reads -------------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:

@@ -69,12 +69,16 @@ class TableConfig:
 
     @property
     def precombine_field(self) -> str | None:
-        value = keys.PRECOMBINE_FIELD.get(self.props) or self.props.get("hoodie.table.ordering.fields")
+        value = keys.PRECOMBINE_FIELD.get(self.props) or self.props.get(
+            "hoodie.table.ordering.fields"
+        )
         return value or None
 
     @property
     def key_generator_class(self) -> str | None:
-        return keys.KEY_GENERATOR_CLASS.get(self.props) or self.props.get("hoodie.table.keygenerator.type")
+        return keys.KEY_GENERATOR_CLASS.get(self.props) or self.props.get(
+            "hoodie.table.keygenerator.type"
+        )
 
     @property
     def hive_style_partitioning(self) -> bool:

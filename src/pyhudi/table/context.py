@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,13 @@ PARTITION_METAFILE = ".hoodie_partition_metadata"
 TEMP_FOLDER = ".temp"
 AUX_FOLDER = ".aux"
 #: Folders Hudi's `initTableAndGetMetaClient` creates (mirrored for tools that look for them).
-_INIT_FOLDERS = (".schema", TEMP_FOLDER, AUX_FOLDER, ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")
+_INIT_FOLDERS = (
+    ".schema",
+    TEMP_FOLDER,
+    AUX_FOLDER,
+    ".aux/.bootstrap/.partitions",
+    ".aux/.bootstrap/.fileids",
+)
 
 
 @dataclass
@@ -65,7 +72,9 @@ class TableContext:
         if storage.exists(posixpath.join(meta, PROPERTIES_FILE)):
             raise TableExistsError(f"a Hudi table already exists at {uri}")
         entries = dict(props)
-        entries[keys.CHECKSUM.key] = str(table_checksum(entries[keys.NAME.key], entries.get(keys.DATABASE.key)))
+        entries[keys.CHECKSUM.key] = str(
+            table_checksum(entries[keys.NAME.key], entries.get(keys.DATABASE.key))
+        )
         for folder in (*_INIT_FOLDERS, keys.ARCHIVELOG_FOLDER.get(entries)):
             storage.mkdirs(posixpath.join(meta, folder))
         storage.create_new(posixpath.join(meta, PROPERTIES_FILE), dump_table_properties(entries))
@@ -107,7 +116,10 @@ class TableContext:
     def update_properties(self, changes: Mapping[str, str | None]) -> None:
         """Hudi's update protocol: backup, delete, rewrite, verify, drop the backup."""
         meta = self.meta_path
-        current, backup = posixpath.join(meta, PROPERTIES_FILE), posixpath.join(meta, PROPERTIES_BACKUP)
+        current, backup = (
+            posixpath.join(meta, PROPERTIES_FILE),
+            posixpath.join(meta, PROPERTIES_BACKUP),
+        )
         config = self.config.with_changes(changes)
         entries = dict(config.props)
         entries[keys.CHECKSUM.key] = str(table_checksum(config.name, config.database))
@@ -116,7 +128,9 @@ class TableContext:
         self.storage.write_bytes(current, dump_table_properties(entries, updated=True))
         verified = TableConfig(load_properties(self.storage.read_bytes(current)))
         if verified.get(keys.CHECKSUM.key) != entries[keys.CHECKSUM.key]:
-            raise CorruptFileError(f"hoodie.properties of {self.base_path} did not verify after update")
+            raise CorruptFileError(
+                f"hoodie.properties of {self.base_path} did not verify after update"
+            )
         self.storage.delete(backup)
         self.config = verified
 
@@ -127,10 +141,10 @@ class TableContext:
         if self.storage.exists(target):
             return
         depth = len(partition.split("/")) if partition else 0
-        try:
+        with contextlib.suppress(
+            FileExistsError
+        ):  # another task created it first: equivalent content
             self.storage.create_new(target, dump_partition_metadata(instant_time, depth))
-        except FileExistsError:
-            pass  # another task created it first; its content is equivalent
 
 
 def _read_properties(storage: Storage, base_path: str) -> dict[str, str]:
@@ -141,7 +155,9 @@ def _read_properties(storage: Storage, base_path: str) -> dict[str, str]:
             props = load_properties(storage.read_bytes(path))
             _check_checksum(props, path)
             return props
-    raise TableNotFoundError(f"no Hudi table at {storage.uri(base_path)} (missing .hoodie/{PROPERTIES_FILE})")
+    raise TableNotFoundError(
+        f"no Hudi table at {storage.uri(base_path)} (missing .hoodie/{PROPERTIES_FILE})"
+    )
 
 
 def _check_checksum(props: Mapping[str, str], path: str) -> None:

@@ -58,7 +58,10 @@ def kind_of_class(class_name: str) -> KeyGenKind:
     """The built-in kind of a Hudi key generator class name (or a v8 `keygenerator.type`)."""
     class_name = class_name.strip()
     simple = class_name.rsplit(".", 1)[-1]
-    if class_name.startswith(("org.apache.hudi.keygen.", "org.apache.hudi.")) or "." not in class_name:
+    if (
+        class_name.startswith(("org.apache.hudi.keygen.", "org.apache.hudi."))
+        or "." not in class_name
+    ):
         if simple in _BY_SIMPLE_NAME:
             return _BY_SIMPLE_NAME[simple]
         if simple.upper() in KeyGenKind.__members__:
@@ -91,13 +94,25 @@ class TimestampOptions:
             # date format means the values are date strings.
             timestamp_type = "DATE_STRING"
         if timestamp_type is None:
-            raise ConfigError(f"{tkeys.TIMESTAMP_TYPE.key} is required by the TimestampBased key generator")
+            raise ConfigError(
+                f"{tkeys.TIMESTAMP_TYPE.key} is required by the TimestampBased key generator"
+            )
         output_format = tkeys.OUTPUT_DATE_FORMAT.get(options)
         if not output_format:
-            raise ConfigError(f"{tkeys.OUTPUT_DATE_FORMAT.key} is required by the TimestampBased key generator")
-        formats = tuple(f for f in tkeys.INPUT_DATE_FORMAT.get(options).split(tkeys.INPUT_DATE_FORMAT_DELIMITER.get(options)) if f)
+            raise ConfigError(
+                f"{tkeys.OUTPUT_DATE_FORMAT.key} is required by the TimestampBased key generator"
+            )
+        formats = tuple(
+            f
+            for f in tkeys.INPUT_DATE_FORMAT.get(options).split(
+                tkeys.INPUT_DATE_FORMAT_DELIMITER.get(options)
+            )
+            if f
+        )
         if timestamp_type in ("DATE_STRING", "MIXED") and not formats:
-            raise ConfigError(f"{tkeys.INPUT_DATE_FORMAT.key} is required for {timestamp_type} timestamps")
+            raise ConfigError(
+                f"{tkeys.INPUT_DATE_FORMAT.key} is required for {timestamp_type} timestamps"
+            )
         zone = tkeys.TIMEZONE.get(options) or "UTC"
         return cls(
             timestamp_type=timestamp_type,
@@ -164,7 +179,9 @@ def build_spec(
     if kind in (KeyGenKind.SIMPLE, KeyGenKind.TIMESTAMP) and len(partition_fields) != 1:
         raise ConfigError(f"the {kind.value} key generator needs exactly one partition path field")
     if kind is KeyGenKind.SIMPLE and len(record_key_fields) != 1:
-        raise ConfigError("the SIMPLE key generator takes one record key field; use ComplexKeyGenerator")
+        raise ConfigError(
+            "the SIMPLE key generator takes one record key field; use ComplexKeyGenerator"
+        )
     needs_timestamp = any(t is PartitionFieldType.TIMESTAMP for _, t in partition_fields)
     return KeyGenSpec(
         kind=kind,
@@ -195,4 +212,6 @@ def _custom_field(part: str) -> tuple[str, PartitionFieldType]:
     try:
         return name.strip(), PartitionFieldType(field_type.strip().upper())
     except ValueError:
-        raise ConfigError(f"unknown CustomKeyGenerator partition type {field_type!r} (SIMPLE or TIMESTAMP)") from None
+        raise ConfigError(
+            f"unknown CustomKeyGenerator partition type {field_type!r} (SIMPLE or TIMESTAMP)"
+        ) from None

@@ -58,7 +58,10 @@ def failed_write_instants(ctx: TableContext) -> list[Instant]:
     for instant in ctx.active.timeline.pending():
         if instant.action not in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT):
             continue
-        if instant.action is Action.REPLACE_COMMIT and read_requested_plan(ctx.active, instant).get("operationType") == "CLUSTER":
+        if (
+            instant.action is Action.REPLACE_COMMIT
+            and read_requested_plan(ctx.active, instant).get("operationType") == "CLUSTER"
+        ):
             continue
         result.append(instant)
     return result
@@ -80,14 +83,20 @@ def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
     for partition, data_file, io_type in markers:
         path = ctx.path(posixpath.join(partition, data_file) if partition else data_file)
         if io_type is not IOType.APPEND:
-            requests.setdefault((partition, ""), RollbackRequest(partition)).files_to_delete.append(path)
+            requests.setdefault((partition, ""), RollbackRequest(partition)).files_to_delete.append(
+                path
+            )
             continue
         base = parse_base_file(partition, data_file)
         if base is None:
             continue
-        request = requests.setdefault((partition, base.file_id), RollbackRequest(partition, base.file_id, base.instant_time))
+        request = requests.setdefault(
+            (partition, base.file_id), RollbackRequest(partition, base.file_id, base.instant_time)
+        )
         for log in _logs_of(ctx, partition, base.file_id, base.instant_time):
-            request.log_blocks_to_delete[ctx.storage.uri(ctx.path(log.relative_path))] = log.size_bytes
+            request.log_blocks_to_delete[ctx.storage.uri(ctx.path(log.relative_path))] = (
+                log.size_bytes
+            )
     return list(requests.values())
 
 
@@ -102,7 +111,9 @@ def _marker_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, 
     for status in ctx.storage.walk_files(folder):
         if status.name.startswith("MARKERS") and status.name != "MARKERS.type":
             lines = ctx.storage.read_text(status.path).splitlines()
-            found.extend(m for m in (_marker_entry(line.strip()) for line in lines) if m is not None)
+            found.extend(
+                m for m in (_marker_entry(line.strip()) for line in lines) if m is not None
+            )
             continue
         relative = posixpath.relpath(posixpath.dirname(status.path), folder)
         entry = _marker_entry(posixpath.join("" if relative == "." else relative, status.name))
@@ -146,7 +157,9 @@ def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
         "RollbackRequests": [r.to_avro() for r in requests],
         "version": _ROLLBACK_PLAN_VERSION,
     }
-    requested = ctx.active.create_requested(rollback_time, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan))
+    requested = ctx.active.create_requested(
+        rollback_time, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan)
+    )
     inflight = ctx.active.transition_to_inflight(requested)
     partition_metadata = _execute(ctx, instant, rollback_time, requests)
     ctx.active.delete_pending_files(instant)
@@ -164,32 +177,54 @@ def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
     return rollback_time
 
 
-def _execute(ctx: TableContext, failed: Instant, rollback_time: str, requests: list[RollbackRequest]) -> dict:
+def _execute(
+    ctx: TableContext, failed: Instant, rollback_time: str, requests: list[RollbackRequest]
+) -> dict:
     result: dict[str, dict] = defaultdict(
-        lambda: {"successDeleteFiles": [], "failedDeleteFiles": [], "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}}
+        lambda: {
+            "successDeleteFiles": [],
+            "failedDeleteFiles": [],
+            "rollbackLogFiles": {},
+            "logFilesFromFailedCommit": {},
+        }
     )
     for request in requests:
         entry = result[request.partition_path]
         entry["partitionPath"] = request.partition_path
         for path in request.files_to_delete:
-            (entry["successDeleteFiles"] if ctx.storage.delete(path) else entry["failedDeleteFiles"]).append(path)
+            (
+                entry["successDeleteFiles"]
+                if ctx.storage.delete(path)
+                else entry["failedDeleteFiles"]
+            ).append(path)
         if request.log_blocks_to_delete:
             _rollback_logs(ctx, failed, rollback_time, request, entry)
     return dict(result)
 
 
-def _rollback_logs(ctx: TableContext, failed: Instant, rollback_time: str, request: RollbackRequest, entry: dict) -> None:
+def _rollback_logs(
+    ctx: TableContext, failed: Instant, rollback_time: str, request: RollbackRequest, entry: dict
+) -> None:
     entry["logFilesFromFailedCommit"].update(request.log_blocks_to_delete)
     if request.latest_base_instant == failed.time:
         # The failed write created this file group: its logs hold nothing else.
         for uri in request.log_blocks_to_delete:
             path = uri.split(":", 1)[1] if uri.startswith("file:") else uri
             path = "/" + path.lstrip("/")
-            (entry["successDeleteFiles"] if ctx.storage.delete(path) else entry["failedDeleteFiles"]).append(uri)
+            (
+                entry["successDeleteFiles"]
+                if ctx.storage.delete(path)
+                else entry["failedDeleteFiles"]
+            ).append(uri)
         return
     if not _log_rollback_hook:
         raise RuntimeError("rolling back log appends needs pyhudi.writer.mor (not loaded)")
     log_uri, size = _log_rollback_hook[0](
-        ctx, request.partition_path, request.file_id, request.latest_base_instant, failed.time, rollback_time
+        ctx,
+        request.partition_path,
+        request.file_id,
+        request.latest_base_instant,
+        failed.time,
+        rollback_time,
     )
     entry["rollbackLogFiles"][log_uri] = size

@@ -64,7 +64,9 @@ class ActiveTimeline:
     # ---- content -----------------------------------------------------------------------------
     def instant_path(self, instant: Instant) -> str:
         if self.layout_version >= 2 and instant.is_completed and instant.completion_time:
-            name = f"{instant.time}_{instant.completion_time}.{instant.action.completed_action.value}"
+            name = (
+                f"{instant.time}_{instant.completion_time}.{instant.action.completed_action.value}"
+            )
             return posixpath.join(self.timeline_path, name)
         return posixpath.join(self.timeline_path, instant_file_name(instant))
 
@@ -95,8 +97,15 @@ class ActiveTimeline:
             self.storage.create_new(path, content)
         except FileExistsError as err:
             raise CommitConflictError(f"timeline file already exists: {path}") from err
-        self.timeline = Timeline.of([i for i in self.timeline if i.time != instant.time or
-                                     i.action.completed_action != instant.action.completed_action] + [instant])
+        self.timeline = Timeline.of(
+            [
+                i
+                for i in self.timeline
+                if i.time != instant.time
+                or i.action.completed_action != instant.action.completed_action
+            ]
+            + [instant]
+        )
         return instant
 
     def create_requested(self, time: str, action: Action, content: bytes = b"") -> Instant:
@@ -113,13 +122,19 @@ class ActiveTimeline:
         self._require_writable()
         for state in (State.INFLIGHT, State.REQUESTED):
             self.storage.delete(self.instant_path(Instant(instant.time, instant.action, state)))
-        self.timeline = self.timeline.filter(lambda i: not (i.time == instant.time and i.action == instant.action))
+        self.timeline = self.timeline.filter(
+            lambda i: not (i.time == instant.time and i.action == instant.action)
+        )
 
     def revert_inflight_to_requested(self, instant: Instant) -> Instant:
         """Drop the inflight file so a plan (compaction, clustering) can be executed again."""
         self._require_writable()
-        self.storage.delete(self.instant_path(Instant(instant.time, instant.action, State.INFLIGHT)))
+        self.storage.delete(
+            self.instant_path(Instant(instant.time, instant.action, State.INFLIGHT))
+        )
         reverted = Instant(instant.time, instant.action, State.REQUESTED)
-        others = [i for i in self.timeline if not (i.time == instant.time and i.action == instant.action)]
+        others = [
+            i for i in self.timeline if not (i.time == instant.time and i.action == instant.action)
+        ]
         self.timeline = Timeline.of([*others, reverted])
         return reverted

@@ -46,10 +46,18 @@ def normalize_instant_time(value: str) -> InstantTime:
     text = value.strip()
     if InstantTime.is_valid(text):
         return InstantTime(text)
-    for pattern in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+    for pattern in (
+        "%Y-%m-%d %H:%M:%S.%f",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S.%f",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%d",
+    ):
         try:
             moment = datetime.strptime(text, pattern)
         except ValueError:
             continue
         return format_instant(moment)
-    raise ValueError(f"not an instant time: {value!r} (use yyyyMMddHHmmssSSS or yyyy-MM-dd HH:mm:ss.SSS)")
+    raise ValueError(
+        f"not an instant time: {value!r} (use yyyyMMddHHmmssSSS or yyyy-MM-dd HH:mm:ss.SSS)"
+    )

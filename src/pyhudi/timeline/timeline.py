@@ -66,8 +66,10 @@ class Timeline:
 
     def between(self, start_exclusive: str | None, end_inclusive: str | None) -> Timeline:
         return self.filter(
-            lambda i: (start_exclusive is None or i.time > start_exclusive)
-            and (end_inclusive is None or i.time <= end_inclusive)
+            lambda i: (
+                (start_exclusive is None or i.time > start_exclusive)
+                and (end_inclusive is None or i.time <= end_inclusive)
+            )
         )
 
     # ---- lookups -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ task gets: where the table is, the instant, the target Arrow schema and the sizi
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import time
 from dataclasses import dataclass
@@ -19,7 +20,14 @@ import pyarrow.parquet as pq
 from pyhudi.codec.bloom import BloomFilter, footer_metadata, new_bloom_filter
 from pyhudi.codec.file_names import base_file_name, marker_name
 from pyhudi.codec.properties import dump_partition_metadata
-from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
+from pyhudi.codec.schema import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+)
 from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
 from pyhudi.writer.config import BloomConfig, SizingConfig
@@ -47,20 +55,16 @@ class WriteTaskSpec:
     def create_marker(self, partition: str, data_file_name: str, io_type: IOType) -> None:
         folder = posixpath.join(self.marker_dir(), partition) if partition else self.marker_dir()
         path = posixpath.join(folder, marker_name(data_file_name, io_type))
-        try:
+        with contextlib.suppress(FileExistsError):  # a retried task attempt writing the same name
             self.storage.create_new(path, b"")
-        except FileExistsError:
-            pass  # a retried task attempt writing the same name
 
     def ensure_partition_metadata(self, partition: str) -> None:
         target = posixpath.join(self.partition_dir(partition), PARTITION_METAFILE)
         if self.storage.exists(target):
             return
         depth = len(partition.split("/")) if partition else 0
-        try:
+        with contextlib.suppress(FileExistsError):
             self.storage.create_new(target, dump_partition_metadata(self.instant_time, depth))
-        except FileExistsError:
-            pass
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -137,7 +141,9 @@ class BaseFileWriter:
         for name, values in meta.items():
             column = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
             if name in table.column_names:
-                table = table.set_column(table.column_names.index(name), name, column.cast(pa.string()))
+                table = table.set_column(
+                    table.column_names.index(name), name, column.cast(pa.string())
+                )
             else:
                 table = table.append_column(name, column.cast(pa.string()))
         table = conform(table, self.spec.file_schema)
@@ -172,7 +178,11 @@ class BaseFileWriter:
     # ---- finishing ------------------------------------------------------------------------------
     def close(self) -> dict[str, Any]:
         writer = self._open()  # an empty file group still gets a (row-less) file
-        footer = footer_metadata(self._bloom, self._min_key, self._max_key) if self.spec.populate_meta_fields else {}
+        footer = (
+            footer_metadata(self._bloom, self._min_key, self._max_key)
+            if self.spec.populate_meta_fields
+            else {}
+        )
         if footer:
             writer.add_key_value_metadata(footer)
         writer.close()

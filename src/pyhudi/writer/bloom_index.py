@@ -34,7 +34,10 @@ def _read_ranges(storage: Storage):  # type: ignore[no-untyped-def]
             for path in batch.column("path").to_pylist():
                 with storage.open_input(path) as handle:
                     metadata = pq.read_metadata(handle).metadata or {}
-                low, high = metadata.get(FOOTER_MIN_KEY.encode()), metadata.get(FOOTER_MAX_KEY.encode())
+                low, high = (
+                    metadata.get(FOOTER_MIN_KEY.encode()),
+                    metadata.get(FOOTER_MAX_KEY.encode()),
+                )
                 mins.append(low.decode() if low else None)
                 maxs.append(high.decode() if high else None)
             yield batch.append_column("min_key", pa.array(mins, pa.string())).append_column(
@@ -60,9 +63,15 @@ def _check_file(storage: Storage):  # type: ignore[no-untyped-def]
         return pa.table(
             {
                 RECORD_KEY: keys,
-                "__pyhudi_loc_partition": pa.repeat(group.column("partition")[0].as_py(), n).cast(pa.string()),
-                "__pyhudi_loc_fid": pa.repeat(group.column("file_id")[0].as_py(), n).cast(pa.string()),
-                "__pyhudi_loc_base": pa.repeat(group.column("file_name")[0].as_py(), n).cast(pa.string()),
+                "__pyhudi_loc_partition": pa.repeat(group.column("partition")[0].as_py(), n).cast(
+                    pa.string()
+                ),
+                "__pyhudi_loc_fid": pa.repeat(group.column("file_id")[0].as_py(), n).cast(
+                    pa.string()
+                ),
+                "__pyhudi_loc_base": pa.repeat(group.column("file_name")[0].as_py(), n).cast(
+                    pa.string()
+                ),
             }
         )
 
@@ -70,10 +79,16 @@ def _check_file(storage: Storage):  # type: ignore[no-untyped-def]
 
 
 def bloom_candidate_locations(
-    spark: SparkSession, ctx: TableContext, files: list[BaseFile], incoming: DataFrame, cfg: WriteConfig
+    spark: SparkSession,
+    ctx: TableContext,
+    files: list[BaseFile],
+    incoming: DataFrame,
+    cfg: WriteConfig,
 ) -> DataFrame:
     rows = [(f.partition_path, f.file_id, f.file_name, ctx.path(f.relative_path)) for f in files]
-    listing = spark.createDataFrame(rows, "partition string, file_id string, file_name string, path string")
+    listing = spark.createDataFrame(
+        rows, "partition string, file_id string, file_name string, path string"
+    )
     slices = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
     ranges = listing.repartition(slices).mapInArrow(_read_ranges(ctx.storage), _RANGE_DDL)
     keys = incoming.select(RECORD_KEY, PARTITION_PATH).distinct()

@@ -101,7 +101,9 @@ class WriteConfig:
             tkeys.POPULATE_META_FIELDS.key: _bool(self.populate_meta_fields),
             tkeys.ARCHIVELOG_FOLDER.key: "archived",
             tkeys.TIMELINE_TIMEZONE.key: (
-                wkeys.TIMELINE_TIMEZONE.get(o) if wkeys.TIMELINE_TIMEZONE.is_set(o) else wkeys.NEW_TABLE_TIMEZONE
+                wkeys.TIMELINE_TIMEZONE.get(o)
+                if wkeys.TIMELINE_TIMEZONE.is_set(o)
+                else wkeys.NEW_TABLE_TIMEZONE
             ),
             tkeys.PARTITION_METAFILE_USE_BASE_FORMAT.key: "false",
             tkeys.CDC_ENABLED.key: "false",
@@ -252,7 +254,9 @@ def _check_against_table(o: Mapping[str, str], table: TableConfig) -> None:
     if table.name and wkeys.TABLE_NAME.is_set(o) and wkeys.TABLE_NAME.raw(o) != table.name:
         conflicts.append(f"table name: {wkeys.TABLE_NAME.raw(o)!r} but the table is {table.name!r}")
     if conflicts:
-        raise ConfigError("options conflict with the existing table's hoodie.properties: " + "; ".join(conflicts))
+        raise ConfigError(
+            "options conflict with the existing table's hoodie.properties: " + "; ".join(conflicts)
+        )
 
 
 def _normalise(option: object, value: str) -> str:

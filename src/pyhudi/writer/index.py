@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pyhudi.codec.schema import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.model.file import BaseFile
 from pyhudi.table.context import TableContext
 from pyhudi.writer.bloom_index import bloom_candidate_locations
@@ -43,14 +43,18 @@ def base_files_for_index(ctx: TableContext, partitions: Iterable[str] | None) ->
     return files
 
 
-def existing_locations(spark: SparkSession, ctx: TableContext, files: list[BaseFile], cfg: WriteConfig) -> DataFrame:
+def existing_locations(
+    spark: SparkSession, ctx: TableContext, files: list[BaseFile], cfg: WriteConfig
+) -> DataFrame:
     """(record key, partition, file id, base file name) of every record in `files`."""
     if not files:
         return spark.createDataFrame([], LOCATION_SCHEMA)
     uris = [ctx.storage.uri(ctx.path(f.relative_path)) for f in files]
     data = spark.read.parquet(*uris)
     if not ctx.config.populate_meta_fields:
-        data = with_key_columns(data.drop(RECORD_KEY, PARTITION_PATH), cfg.keygen, RECORD_KEY, PARTITION_PATH)
+        data = with_key_columns(
+            data.drop(RECORD_KEY, PARTITION_PATH), cfg.keygen, RECORD_KEY, PARTITION_PATH
+        )
     file_name = F.col("_metadata.file_name")
     return data.select(
         F.col(RECORD_KEY),
@@ -61,7 +65,11 @@ def existing_locations(spark: SparkSession, ctx: TableContext, files: list[BaseF
 
 
 def tag_locations(
-    spark: SparkSession, ctx: TableContext, incoming: DataFrame, cfg: WriteConfig, partitions: list[str] | None
+    spark: SparkSession,
+    ctx: TableContext,
+    incoming: DataFrame,
+    cfg: WriteConfig,
+    partitions: list[str] | None,
 ) -> DataFrame:
     """`incoming` plus the location columns (null for keys not in the table)."""
     files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
@@ -73,10 +81,16 @@ def tag_locations(
     # the whole index), then attach the few matches to the incoming records.
     incoming_keys = incoming.select(F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION))
     if cfg.is_global_index:
-        matches = locations.join(F.broadcast(incoming_keys.select(RECORD_KEY)), on=RECORD_KEY, how="left_semi")
+        matches = locations.join(
+            F.broadcast(incoming_keys.select(RECORD_KEY)), on=RECORD_KEY, how="left_semi"
+        )
         return incoming.join(matches, on=RECORD_KEY, how="left")
-    matches = locations.join(F.broadcast(incoming_keys), on=[RECORD_KEY, LOC_PARTITION], how="left_semi")
-    condition = (incoming[RECORD_KEY] == matches[RECORD_KEY]) & (incoming[PARTITION_PATH] == matches[LOC_PARTITION])
+    matches = locations.join(
+        F.broadcast(incoming_keys), on=[RECORD_KEY, LOC_PARTITION], how="left_semi"
+    )
+    condition = (incoming[RECORD_KEY] == matches[RECORD_KEY]) & (
+        incoming[PARTITION_PATH] == matches[LOC_PARTITION]
+    )
     return incoming.join(matches, on=condition, how="left").drop(matches[RECORD_KEY])
 
 
@@ -84,4 +98,11 @@ def empty_locations(spark: SparkSession) -> DataFrame:
     return spark.createDataFrame([], LOCATION_SCHEMA)
 
 
-__all__ = ["LOCATION_SCHEMA", "LOC_BASE", "LOC_FID", "LOC_PARTITION", "existing_locations", "tag_locations"]
+__all__ = [
+    "LOCATION_SCHEMA",
+    "LOC_BASE",
+    "LOC_FID",
+    "LOC_PARTITION",
+    "existing_locations",
+    "tag_locations",
+]

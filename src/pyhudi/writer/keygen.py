@@ -27,14 +27,33 @@ from pyhudi.writer.timestamps import timestamp_partition_value
 #: Prefix of job-failing messages raised from key expressions (recognised by the writer).
 KEY_ERROR_PREFIX = "pyhudi-invalid-record:"
 # Hive's `FileUtils.escapePathName` set, in the order applied ('%' first).
-_ESCAPED = ["%", *[chr(c) for c in range(1, 0x20)], '"', "#", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+_ESCAPED = [
+    "%",
+    *[chr(c) for c in range(1, 0x20)],
+    '"',
+    "#",
+    "'",
+    "*",
+    "/",
+    ":",
+    "=",
+    "?",
+    "\\",
+    "\x7f",
+    "{",
+    "[",
+    "]",
+    "^",
+]
 
 
 def field_type(df: DataFrame, name: str) -> T.DataType:
     current: T.DataType = df.schema
     for part in name.split("."):
         if not isinstance(current, T.StructType) or part not in current.fieldNames():
-            raise SchemaMismatchError(f"field {name!r} is not in the data (columns: {', '.join(df.columns)})")
+            raise SchemaMismatchError(
+                f"field {name!r} is not in the data (columns: {', '.join(df.columns)})"
+            )
         current = current[part].dataType
     return current
 
@@ -52,17 +71,23 @@ def record_key_column(df: DataFrame, spec: KeyGenSpec) -> Column:
         name = spec.record_key_fields[0]
         value = _as_string(df, name)
         message = f"{KEY_ERROR_PREFIX} recordKey value for field {name!r} is null or empty"
-        return F.when(value.isNull() | (value == ""), F.raise_error(F.lit(message))).otherwise(value)
+        return F.when(value.isNull() | (value == ""), F.raise_error(F.lit(message))).otherwise(
+            value
+        )
     parts, all_missing = [], None
     for name in spec.record_key_fields:
         value = _as_string(df, name)
         missing = value.isNull() | (value == "")
-        rendered = F.when(value.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER)).when(
-            value == "", F.lit(EMPTY_RECORDKEY_PLACEHOLDER)
-        ).otherwise(value)
+        rendered = (
+            F.when(value.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
+            .when(value == "", F.lit(EMPTY_RECORDKEY_PLACEHOLDER))
+            .otherwise(value)
+        )
         parts.append(F.concat(F.lit(f"{name}:"), rendered))
         all_missing = missing if all_missing is None else all_missing & missing
-    message = f"{KEY_ERROR_PREFIX} all record key fields {list(spec.record_key_fields)} are null or empty"
+    message = (
+        f"{KEY_ERROR_PREFIX} all record key fields {list(spec.record_key_fields)} are null or empty"
+    )
     return F.when(all_missing, F.raise_error(F.lit(message))).otherwise(F.concat_ws(",", *parts))
 
 
@@ -99,7 +124,9 @@ def escape_path_value(value: str) -> str:
     return out
 
 
-def with_key_columns(df: DataFrame, spec: KeyGenSpec, record_key: str, partition_path: str) -> DataFrame:
+def with_key_columns(
+    df: DataFrame, spec: KeyGenSpec, record_key: str, partition_path: str
+) -> DataFrame:
     """`df` plus the record key and partition path columns."""
     return df.withColumns(
         {record_key: record_key_column(df, spec), partition_path: partition_path_column(df, spec)}

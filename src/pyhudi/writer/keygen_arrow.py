@@ -19,15 +19,49 @@ from pyhudi.table.keygen import (
 )
 from pyhudi.writer.keygen import escape_path_value
 
-_ESCAPED = ["%", *[chr(c) for c in range(1, 0x20)], '"', "#", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
-_JAVA_TO_STRFTIME = [("yyyy", "%Y"), ("yy", "%y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S")]
-_UNIT_MICROS = {"MICROSECONDS": 1, "MILLISECONDS": 1_000, "SECONDS": 1_000_000, "MINUTES": 60_000_000, "HOURS": 3_600_000_000, "DAYS": 86_400_000_000}
+_ESCAPED = [
+    "%",
+    *[chr(c) for c in range(1, 0x20)],
+    '"',
+    "#",
+    "'",
+    "*",
+    "/",
+    ":",
+    "=",
+    "?",
+    "\\",
+    "\x7f",
+    "{",
+    "[",
+    "]",
+    "^",
+]
+_JAVA_TO_STRFTIME = [
+    ("yyyy", "%Y"),
+    ("yy", "%y"),
+    ("MM", "%m"),
+    ("dd", "%d"),
+    ("HH", "%H"),
+    ("mm", "%M"),
+    ("ss", "%S"),
+]
+_UNIT_MICROS = {
+    "MICROSECONDS": 1,
+    "MILLISECONDS": 1_000,
+    "SECONDS": 1_000_000,
+    "MINUTES": 60_000_000,
+    "HOURS": 3_600_000_000,
+    "DAYS": 86_400_000_000,
+}
 
 
 def _column(table: pa.Table, name: str) -> pa.Array:
     parts = name.split(".")
     if parts[0] not in table.column_names:
-        raise SchemaMismatchError(f"field {name!r} is not in the data (columns: {', '.join(table.column_names)})")
+        raise SchemaMismatchError(
+            f"field {name!r} is not in the data (columns: {', '.join(table.column_names)})"
+        )
     column = table.column(parts[0]).combine_chunks()
     for part in parts[1:]:
         column = pc.struct_field(column, part)
@@ -36,7 +70,9 @@ def _column(table: pa.Table, name: str) -> pa.Array:
 
 def _as_string(column: pa.Array) -> pa.Array:
     if pa.types.is_timestamp(column.type):
-        return pc.cast(pc.cast(column.cast(pa.timestamp("us", tz=column.type.tz)), pa.int64()), pa.string())
+        return pc.cast(
+            pc.cast(column.cast(pa.timestamp("us", tz=column.type.tz)), pa.int64()), pa.string()
+        )
     return pc.cast(column, pa.string())
 
 
@@ -51,11 +87,17 @@ def record_keys(table: pa.Table, spec: KeyGenSpec) -> pa.Array:
     for name in spec.record_key_fields:
         values = _as_string(_column(table, name))
         missing = pc.fill_null(pc.or_(pc.is_null(values), pc.equal(values, "")), True)
-        rendered = pc.if_else(pc.is_null(values), NULL_RECORDKEY_PLACEHOLDER, pc.if_else(pc.equal(values, ""), EMPTY_RECORDKEY_PLACEHOLDER, values))
+        rendered = pc.if_else(
+            pc.is_null(values),
+            NULL_RECORDKEY_PLACEHOLDER,
+            pc.if_else(pc.equal(values, ""), EMPTY_RECORDKEY_PLACEHOLDER, values),
+        )
         parts.append(pc.binary_join_element_wise(f"{name}:", rendered, ""))
         all_missing = missing if all_missing is None else pc.and_(all_missing, missing)
     if pc.any(all_missing).as_py():
-        raise InvalidRecordError(f"all record key fields {list(spec.record_key_fields)} are null or empty")
+        raise InvalidRecordError(
+            f"all record key fields {list(spec.record_key_fields)} are null or empty"
+        )
     return pc.binary_join_element_wise(*parts, ",")
 
 
@@ -83,7 +125,10 @@ def _segment(table: pa.Table, name: str, kind: PartitionFieldType, spec: KeyGenS
 def _timestamp_value(column: pa.Array, options: TimestampOptions) -> pa.Array:
     micros = _epoch_micros(column, options)
     instants = pc.cast(micros, pa.timestamp("us", tz="UTC"))
-    local = pc.cast(pc.local_timestamp(instants.cast(pa.timestamp("us", tz=options.output_timezone))), pa.timestamp("us"))
+    local = pc.cast(
+        pc.local_timestamp(instants.cast(pa.timestamp("us", tz=options.output_timezone))),
+        pa.timestamp("us"),
+    )
     return pc.strftime(local, format=_strftime(options.output_format))
 
 
@@ -95,7 +140,12 @@ def _epoch_micros(column: pa.Array, options: TimestampOptions) -> pa.Array:
     if kind in factors:
         return pc.multiply(pc.cast(column, pa.int64()), factors[kind])
     if kind == "SCALAR":
-        return pc.cast(pc.multiply(pc.cast(column, pa.float64()), _UNIT_MICROS.get(options.scalar_unit, 1_000_000)), pa.int64())
+        return pc.cast(
+            pc.multiply(
+                pc.cast(column, pa.float64()), _UNIT_MICROS.get(options.scalar_unit, 1_000_000)
+            ),
+            pa.int64(),
+        )
     raise ConfigError(
         f"timestamp type {kind} is not available through df.write.format('hudi'); use pyhudi.write"
     )

@@ -19,7 +19,15 @@ from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.index import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
 from pyhudi.writer.prepare import deduplicate
 from pyhudi.writer.stats import STATS_DDL
-from pyhudi.writer.tasks import BASE, CONTROL_COLUMNS, DELETE, FID, MergeSpec, bulk_insert_function, file_group_function
+from pyhudi.writer.tasks import (
+    BASE,
+    CONTROL_COLUMNS,
+    DELETE,
+    FID,
+    MergeSpec,
+    bulk_insert_function,
+    file_group_function,
+)
 
 
 @dataclass
@@ -43,12 +51,18 @@ FileGroupWriter = Callable[[WriteJob, DataFrame], list[dict]]
 
 def in_task_combine(cfg: WriteConfig) -> bool:
     """Pre-combining happens in the file-group tasks (no extra shuffle) for upserts with a non-global index."""
-    return cfg.combine_before_write and cfg.operation is WriteOperationType.UPSERT and not cfg.is_global_index
+    return (
+        cfg.combine_before_write
+        and cfg.operation is WriteOperationType.UPSERT
+        and not cfg.is_global_index
+    )
 
 
 def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
     merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field, combine=in_task_combine(job.cfg))
-    data = records.drop(*[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS])
+    data = records.drop(
+        *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
+    )
     if job.cfg.parallelism > 0:
         data = data.repartition(job.cfg.parallelism, FID)
     result = data.groupBy(FID).applyInArrow(file_group_function(job.spec, merge), STATS_DDL)
@@ -73,11 +87,15 @@ def _incoming_partitions(records: DataFrame) -> list[str]:
 def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> DataFrame:
     counts = {row[0]: row[1] for row in inserts.groupBy(PARTITION_PATH).count().collect()}
     if not counts:
-        return inserts.withColumn(FID, F.lit(None).cast("string")).withColumn(BASE, F.lit(None).cast("string"))
+        return inserts.withColumn(FID, F.lit(None).cast("string")).withColumn(
+            BASE, F.lit(None).cast("string")
+        )
     sizing = job.cfg.sizing
     record_size = partitioner.average_record_size(job.ctx, sizing)
     small = (
-        partitioner.small_file_slices(job.ctx, list(counts), sizing, merge_on_read=job.cfg.is_merge_on_read)
+        partitioner.small_file_slices(
+            job.ctx, list(counts), sizing, merge_on_read=job.cfg.is_merge_on_read
+        )
         if small_files
         else {}
     )
@@ -129,11 +147,15 @@ def upsert(job: WriteJob) -> Outcome:
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
         tagged = _route_global_moves(job, tagged).persist()
         try:
-            updates = tagged.filter(F.col(LOC_FID).isNotNull()).withColumn(FID, F.col(LOC_FID)).withColumn(
-                BASE, F.col(LOC_BASE)
+            updates = (
+                tagged.filter(F.col(LOC_FID).isNotNull())
+                .withColumn(FID, F.col(LOC_FID))
+                .withColumn(BASE, F.col(LOC_BASE))
             )
             inserts = tagged.filter(F.col(LOC_FID).isNull())
-            if not in_task_combine(job.cfg):  # else deletes compete with inserts of their key in the task
+            if not in_task_combine(
+                job.cfg
+            ):  # else deletes compete with inserts of their key in the task
                 inserts = inserts.filter(~F.col(DELETE))
             assigned = _assign_inserts(job, inserts, small_files=True)
             columns = [c for c in assigned.columns if c not in (LOC_FID, LOC_BASE, LOC_PARTITION)]
@@ -151,10 +173,14 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
         return tagged
     moved = F.col(LOC_FID).isNotNull() & (F.col(LOC_PARTITION) != F.col(PARTITION_PATH))
     if not ikeys.GLOBAL_INDEX_UPDATE_PARTITION_PATH.get(job.cfg.options):
-        return tagged.withColumn(PARTITION_PATH, F.when(moved, F.col(LOC_PARTITION)).otherwise(F.col(PARTITION_PATH)))
+        return tagged.withColumn(
+            PARTITION_PATH, F.when(moved, F.col(LOC_PARTITION)).otherwise(F.col(PARTITION_PATH))
+        )
     stay = tagged.filter(~moved | F.col(LOC_FID).isNull())
-    arrivals = tagged.filter(moved).withColumn(LOC_FID, F.lit(None).cast("string")).withColumn(
-        LOC_BASE, F.lit(None).cast("string")
+    arrivals = (
+        tagged.filter(moved)
+        .withColumn(LOC_FID, F.lit(None).cast("string"))
+        .withColumn(LOC_BASE, F.lit(None).cast("string"))
     )
     departures = (
         tagged.filter(moved)
@@ -173,7 +199,11 @@ def delete(job: WriteJob) -> Outcome:
     tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
     if job.cfg.is_global_index:
         tagged = tagged.withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
-    found = tagged.filter(F.col(LOC_FID).isNotNull()).withColumn(FID, F.col(LOC_FID)).withColumn(BASE, F.col(LOC_BASE))
+    found = (
+        tagged.filter(F.col(LOC_FID).isNotNull())
+        .withColumn(FID, F.col(LOC_FID))
+        .withColumn(BASE, F.col(LOC_BASE))
+    )
     return Outcome(_write_groups(job, found.drop(LOC_FID, LOC_BASE, LOC_PARTITION)))
 
 

@@ -40,20 +40,27 @@ def average_record_size(ctx: TableContext | None, sizing: SizingConfig) -> int:
         return sizing.record_size_estimate_bytes
     for instant in reversed(ctx.active.timeline.commits().instants):
         metadata = ctx.active.commit_metadata(instant)
-        total_bytes, total_records = metadata.total("total_write_bytes"), metadata.total("num_writes")
+        total_bytes, total_records = (
+            metadata.total("total_write_bytes"),
+            metadata.total("num_writes"),
+        )
         if total_bytes > sizing.small_file_limit_bytes and total_records > 0:
             return max(1, math.ceil(total_bytes / total_records))
     return sizing.record_size_estimate_bytes
 
 
-def small_file_slices(ctx: TableContext, partitions: list[str], sizing: SizingConfig, *, merge_on_read: bool) -> dict[str, list[FileSlice]]:
+def small_file_slices(
+    ctx: TableContext, partitions: list[str], sizing: SizingConfig, *, merge_on_read: bool
+) -> dict[str, list[FileSlice]]:
     """Slices that take inserts: small base files, not under pending compaction or clustering.
 
     On merge-on-read only slices without log files qualify (the index cannot see keys in logs).
     """
     if sizing.small_file_limit_bytes <= 0:
         return {}
-    blocked = set(pending_compaction_operations(ctx.active)) | set(pending_clustering_file_groups(ctx.active))
+    blocked = set(pending_compaction_operations(ctx.active)) | set(
+        pending_clustering_file_groups(ctx.active)
+    )
     result: dict[str, list[FileSlice]] = {}
     for file_slice in ctx.view().latest_file_slices(partitions=partitions):
         base = file_slice.base_file
@@ -75,7 +82,9 @@ def plan_insert_buckets(
     buckets: list[InsertBucket] = []
     for partition, total in sorted(insert_counts.items()):
         remaining = total
-        for file_slice in sorted(small_files.get(partition, []), key=lambda s: s.base_file.size_bytes):  # type: ignore[union-attr]
+        for file_slice in sorted(
+            small_files.get(partition, []), key=lambda s: s.base_file.size_bytes
+        ):  # type: ignore[union-attr]
             base = file_slice.base_file
             assert base is not None
             capacity = (sizing.max_file_size_bytes - base.size_bytes) // record_size_bytes
@@ -84,15 +93,25 @@ def plan_insert_buckets(
                 buckets.append(InsertBucket(partition, file_slice.file_id, base.file_name, take))
                 remaining -= take
         if remaining > 0:
-            per_bucket = sizing.max_file_size_bytes // record_size_bytes if sizing.auto_split else sizing.insert_split_size
+            per_bucket = (
+                sizing.max_file_size_bytes // record_size_bytes
+                if sizing.auto_split
+                else sizing.insert_split_size
+            )
             count = max(1, math.ceil(remaining / max(per_bucket, 1)))
             share, extra = divmod(remaining, count)
             for index in range(count):
-                buckets.append(InsertBucket(partition, new_file_id(), None, share + (1 if index < extra else 0)))
+                buckets.append(
+                    InsertBucket(
+                        partition, new_file_id(), None, share + (1 if index < extra else 0)
+                    )
+                )
     return buckets
 
 
-def assign_buckets(spark: SparkSession, inserts: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
+def assign_buckets(
+    spark: SparkSession, inserts: DataFrame, buckets: list[InsertBucket]
+) -> DataFrame:
     """Add `__pyhudi_fid` / `__pyhudi_base` to every insert, by key hash against bucket weights."""
     rows = []
     totals: dict[str, int] = {}
@@ -107,14 +126,20 @@ def assign_buckets(spark: SparkSession, inserts: DataFrame, buckets: list[Insert
         low = before * _HASH_RANGE // total
         high = _HASH_RANGE if after == total else after * _HASH_RANGE // total
         rows.append((bucket.partition, low, high, bucket.file_id, bucket.base_file_name))
-    table = spark.createDataFrame(rows, "b_partition string, b_low int, b_high int, b_fid string, b_base string")
-    hashed = inserts.withColumn("__pyhudi_h", F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(_HASH_RANGE)))
+    table = spark.createDataFrame(
+        rows, "b_partition string, b_low int, b_high int, b_fid string, b_base string"
+    )
+    hashed = inserts.withColumn(
+        "__pyhudi_h", F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(_HASH_RANGE))
+    )
     condition = (
         (hashed[PARTITION_PATH] == table["b_partition"])
         & (hashed["__pyhudi_h"] >= table["b_low"])
         & (hashed["__pyhudi_h"] < table["b_high"])
     )
     joined = hashed.join(F.broadcast(table), on=condition, how="inner")
-    return joined.withColumn(FID, F.col("b_fid")).withColumn(BASE, F.col("b_base")).drop(
-        "__pyhudi_h", "b_partition", "b_low", "b_high", "b_fid", "b_base"
+    return (
+        joined.withColumn(FID, F.col("b_fid"))
+        .withColumn(BASE, F.col("b_base"))
+        .drop("__pyhudi_h", "b_partition", "b_low", "b_high", "b_fid", "b_base")
     )

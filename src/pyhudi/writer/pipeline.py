@@ -47,7 +47,14 @@ class CommitResult:
     services: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
-    def of(cls, ctx: TableContext, action: Action, metadata: CommitMetadata, instant_time: str, rolled: list[str]) -> CommitResult:
+    def of(
+        cls,
+        ctx: TableContext,
+        action: Action,
+        metadata: CommitMetadata,
+        instant_time: str,
+        rolled: list[str],
+    ) -> CommitResult:
         return cls(
             instant_time=instant_time,
             operation=metadata.operation_type.value,
@@ -86,12 +93,20 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
     created = existing is None
-    ctx = existing or TableContext.create(path, {**cfg.table_properties(), tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name)})
+    ctx = existing or TableContext.create(
+        path,
+        {
+            **cfg.table_properties(),
+            tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
+        },
+    )
     try:
         return _run(ctx, cfg, records, data_schema)
     except BaseException:
         if created and not ctx.reload().active.timeline:
-            ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: leave no table behind
+            ctx.storage.delete_dir(
+                ctx.meta_path
+            )  # nothing was ever committed: leave no table behind
         raise
 
 
@@ -106,7 +121,9 @@ def _compact(path: str, cfg: WriteConfig, existing: TableContext | None) -> Comm
     return compact_from_write(existing, cfg)
 
 
-def _run(ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema) -> CommitResult:
+def _run(
+    ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema
+) -> CommitResult:
     action = action_for(cfg)
     transaction = WriteTransaction(ctx, action, cfg.operation)
     instant_time = transaction.begin()
@@ -125,7 +142,9 @@ def _run(ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: p
     return run_post_commit_services(ctx, cfg, result)
 
 
-def task_spec(ctx: TableContext, cfg: WriteConfig, data_schema: pa.Schema, instant_time: str) -> WriteTaskSpec:
+def task_spec(
+    ctx: TableContext, cfg: WriteConfig, data_schema: pa.Schema, instant_time: str
+) -> WriteTaskSpec:
     return WriteTaskSpec(
         storage=ctx.storage,
         base_path=ctx.base_path,
@@ -160,11 +179,17 @@ def translate_error(err: BaseException, instant_time: str) -> BaseException:
     text = str(err)
     if KEY_ERROR_PREFIX in text:
         detail = text.split(KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0].strip().rstrip(".")
-        return InvalidRecordError(f"{detail}; nothing was written (instant {instant_time} rolled back)")
-    return WriteError(f"write {instant_time} failed and was rolled back: {text.splitlines()[0] if text else err!r}")
+        return InvalidRecordError(
+            f"{detail}; nothing was written (instant {instant_time} rolled back)"
+        )
+    return WriteError(
+        f"write {instant_time} failed and was rolled back: {text.splitlines()[0] if text else err!r}"
+    )
 
 
-def run_post_commit_services(ctx: TableContext, cfg: WriteConfig, result: CommitResult) -> CommitResult:
+def run_post_commit_services(
+    ctx: TableContext, cfg: WriteConfig, result: CommitResult
+) -> CommitResult:
     """Inline table services after a commit (compaction, clustering, clean, archival)."""
     try:
         from pyhudi.services.inline import run_inline_services
@@ -175,7 +200,9 @@ def run_post_commit_services(ctx: TableContext, cfg: WriteConfig, result: Commit
 
 def check_operation_supported(cfg: WriteConfig) -> None:
     if cfg.operation not in OPERATIONS:
-        raise UnsupportedOperationError(f"operation {cfg.operation.value} is not supported by pyhudi.write")
+        raise UnsupportedOperationError(
+            f"operation {cfg.operation.value} is not supported by pyhudi.write"
+        )
 
 
 __all__ = ["CommitResult", "write"]

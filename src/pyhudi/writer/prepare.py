@@ -35,28 +35,46 @@ def check_required_fields(df: DataFrame, cfg: WriteConfig) -> None:
 
 
 def needs_ordering(cfg: WriteConfig) -> bool:
-    return cfg.combine_before_write and cfg.operation is not WriteOperationType.DELETE and cfg.operation in (
-        WriteOperationType.UPSERT,
-        WriteOperationType.INSERT,
-        WriteOperationType.BULK_INSERT,
-        WriteOperationType.INSERT_OVERWRITE,
-        WriteOperationType.INSERT_OVERWRITE_TABLE,
+    return (
+        cfg.combine_before_write
+        and cfg.operation is not WriteOperationType.DELETE
+        and cfg.operation
+        in (
+            WriteOperationType.UPSERT,
+            WriteOperationType.INSERT,
+            WriteOperationType.BULK_INSERT,
+            WriteOperationType.INSERT_OVERWRITE,
+            WriteOperationType.INSERT_OVERWRITE_TABLE,
+        )
     )
 
 
-def prepare_records(df: DataFrame, cfg: WriteConfig, table_schema: pa.Schema | None) -> tuple[DataFrame, pa.Schema]:
+def prepare_records(
+    df: DataFrame, cfg: WriteConfig, table_schema: pa.Schema | None
+) -> tuple[DataFrame, pa.Schema]:
     """Normalise, reconcile with the table schema, add keys and the delete flag."""
     normalized = wschema.normalize(df)
     check_required_fields(normalized, cfg)
     if cfg.operation is WriteOperationType.DELETE:
-        data_schema = table_schema if table_schema is not None else wschema.arrow_data_schema(normalized.schema)
+        data_schema = (
+            table_schema
+            if table_schema is not None
+            else wschema.arrow_data_schema(normalized.schema)
+        )
         keyed = with_key_columns(normalized, cfg.keygen, RECORD_KEY, PARTITION_PATH)
         return keyed.withColumn(DELETE, F.lit(True)), data_schema
     fitted, data_schema = wschema.reconcile(
-        normalized, table_schema, key_fields=tuple(required_fields(cfg)), fill_missing=cfg.reconcile_schema
+        normalized,
+        table_schema,
+        key_fields=tuple(required_fields(cfg)),
+        fill_missing=cfg.reconcile_schema,
     )
     keyed = with_key_columns(fitted, cfg.keygen, RECORD_KEY, PARTITION_PATH)
-    deleted = F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False)) if IS_DELETED_FIELD in fitted.columns else F.lit(False)
+    deleted = (
+        F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False))
+        if IS_DELETED_FIELD in fitted.columns
+        else F.lit(False)
+    )
     return keyed.withColumn(DELETE, deleted), data_schema
 
 
@@ -72,4 +90,9 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
         winner = F.max_by(record, F.struct(F.col(f"`{ordering}`")))
     else:
         winner = F.any_value(record)
-    return df.groupBy(*keys).agg(winner.alias("__pyhudi_r")).select(*keys, "__pyhudi_r.*").select(*df.columns)
+    return (
+        df.groupBy(*keys)
+        .agg(winner.alias("__pyhudi_r"))
+        .select(*keys, "__pyhudi_r.*")
+        .select(*df.columns)
+    )

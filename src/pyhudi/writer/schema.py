@@ -32,15 +32,21 @@ def normalize_spark_type(data_type: T.DataType) -> T.DataType:
     if isinstance(data_type, T.CharType | T.VarcharType):
         return T.StringType()
     if isinstance(data_type, T.StructType):
-        return T.StructType([T.StructField(f.name, normalize_spark_type(f.dataType), True) for f in data_type])
+        return T.StructType(
+            [T.StructField(f.name, normalize_spark_type(f.dataType), True) for f in data_type]
+        )
     if isinstance(data_type, T.ArrayType):
         return T.ArrayType(normalize_spark_type(data_type.elementType), True)
     if isinstance(data_type, T.MapType):
         if not isinstance(data_type.keyType, T.StringType):
-            raise SchemaMismatchError(f"map keys must be strings in Hudi (Avro maps), got {data_type.keyType.simpleString()}")
+            raise SchemaMismatchError(
+                f"map keys must be strings in Hudi (Avro maps), got {data_type.keyType.simpleString()}"
+            )
         return T.MapType(T.StringType(), normalize_spark_type(data_type.valueType), True)
     if isinstance(data_type, T.NullType):
-        raise SchemaMismatchError("a column of NullType (e.g. lit(None) without a cast) cannot be written")
+        raise SchemaMismatchError(
+            "a column of NullType (e.g. lit(None) without a cast) cannot be written"
+        )
     return data_type
 
 
@@ -52,7 +58,9 @@ def normalize(df: DataFrame) -> DataFrame:
             continue
         target = normalize_spark_type(field.dataType)
         column = F.col(f"`{field.name}`")
-        columns.append(column.cast(target).alias(field.name) if target != field.dataType else column)
+        columns.append(
+            column.cast(target).alias(field.name) if target != field.dataType else column
+        )
     return df.select(*columns)
 
 
@@ -74,12 +82,18 @@ def reconcile(
 ) -> tuple[DataFrame, pa.Schema]:
     """Fit `df` to the table schema. Returns the DataFrame to write and the new data schema."""
     incoming = arrow_data_schema(df.schema)
-    schema, casts, missing = merged_schema(incoming, table_schema, key_fields=key_fields, fill_missing=fill_missing)
+    schema, casts, missing = merged_schema(
+        incoming, table_schema, key_fields=key_fields, fill_missing=fill_missing
+    )
     return _apply(df, schema, casts, missing), schema
 
 
 def merged_schema(
-    incoming: pa.Schema, table_schema: pa.Schema | None, *, key_fields: tuple[str, ...], fill_missing: bool
+    incoming: pa.Schema,
+    table_schema: pa.Schema | None,
+    *,
+    key_fields: tuple[str, ...],
+    fill_missing: bool,
 ) -> tuple[pa.Schema, dict[str, pa.DataType], set[str]]:
     """The data schema after this write, the casts incoming columns need, and the columns filled with nulls."""
     if table_schema is None:
@@ -89,7 +103,9 @@ def merged_schema(
     key_roots = {k.split(".")[0] for k in key_fields}
     dropped_keys = [name for name in missing if name in key_roots]
     if dropped_keys:
-        raise SchemaMismatchError(f"incoming data drops record key or partition field(s) {dropped_keys}")
+        raise SchemaMismatchError(
+            f"incoming data drops record key or partition field(s) {dropped_keys}"
+        )
     if missing and not fill_missing:
         raise SchemaMismatchError(
             f"incoming data lacks table column(s) {missing}; Hudi rejects dropped columns "
@@ -113,13 +129,21 @@ def _merge_field(old: pa.Field, new: pa.Field, *, promote_incoming: bool) -> pa.
     return pa.field(new.name, merged, nullable=True)
 
 
-def _merge_type(old: pa.DataType, new: pa.DataType, name: str, promote_incoming: bool = False) -> pa.DataType:
+def _merge_type(
+    old: pa.DataType, new: pa.DataType, name: str, promote_incoming: bool = False
+) -> pa.DataType:
     if old == new:
         return old
     if pa.types.is_struct(old) and pa.types.is_struct(new):
         fields = {f.name: f for f in old}
         merged = [
-            pa.field(f.name, _merge_type(fields[f.name].type, f.type, f"{name}.{f.name}", promote_incoming) if f.name in fields else f.type, True)
+            pa.field(
+                f.name,
+                _merge_type(fields[f.name].type, f.type, f"{name}.{f.name}", promote_incoming)
+                if f.name in fields
+                else f.type,
+                True,
+            )
             for f in new
         ]
         merged += [f for f in old if f.name not in new.names]
@@ -127,12 +151,22 @@ def _merge_type(old: pa.DataType, new: pa.DataType, name: str, promote_incoming:
     if pa.types.is_list(old) and pa.types.is_list(new):
         return pa.list_(_merge_type(old.value_type, new.value_type, f"{name}[]", promote_incoming))
     if pa.types.is_map(old) and pa.types.is_map(new):
-        return pa.map_(old.key_type, _merge_type(old.item_type, new.item_type, f"{name}{{}}", promote_incoming))
-    if (new, old) in _PROMOTIONS and promote_incoming:  # reconcile: the table's type is the writer's
+        return pa.map_(
+            old.key_type, _merge_type(old.item_type, new.item_type, f"{name}{{}}", promote_incoming)
+        )
+    if (
+        new,
+        old,
+    ) in _PROMOTIONS and promote_incoming:  # reconcile: the table's type is the writer's
         return old
     if (old, new) in _PROMOTIONS:  # the column widens
         return new
-    if pa.types.is_decimal(old) and pa.types.is_decimal(new) and new.scale == old.scale and new.precision >= old.precision:
+    if (
+        pa.types.is_decimal(old)
+        and pa.types.is_decimal(new)
+        and new.scale == old.scale
+        and new.precision >= old.precision
+    ):
         return new
     raise SchemaMismatchError(
         f"column {name!r} changes type from {old} to {new}; only widening promotions "
@@ -141,10 +175,14 @@ def _merge_type(old: pa.DataType, new: pa.DataType, name: str, promote_incoming:
     )
 
 
-def _apply(df: DataFrame, schema: pa.Schema, casts: dict[str, pa.DataType], missing: set[str]) -> DataFrame:
+def _apply(
+    df: DataFrame, schema: pa.Schema, casts: dict[str, pa.DataType], missing: set[str]
+) -> DataFrame:
     if not casts:
         return df
-    spark_types = {f.name: f.dataType for f in from_arrow_schema(pa.schema([schema.field(n) for n in casts]))}
+    spark_types = {
+        f.name: f.dataType for f in from_arrow_schema(pa.schema([schema.field(n) for n in casts]))
+    }
     columns = []
     for field in schema:
         if field.name in missing:

@@ -38,10 +38,13 @@ STATS_SCHEMA = pa.schema(
         ("total_corrupt_log_blocks", pa.int64()),
     ]
 )
-STATS_DDL = ", ".join(f"{f.name} {_t}" for f, _t in zip(
-    STATS_SCHEMA,
-    ["string"] * 5 + ["bigint"] * 7 + ["int", "bigint", "string", "string"] + ["bigint"] * 7,
-))
+STATS_DDL = ", ".join(
+    f"{f.name} {_t}"
+    for f, _t in zip(
+        STATS_SCHEMA,
+        ["string"] * 5 + ["bigint"] * 7 + ["int", "bigint", "string", "string"] + ["bigint"] * 7,
+    )
+)
 
 
 def stats_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -55,9 +58,11 @@ def stats_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
 def to_write_stat(row: Mapping[str, Any]) -> WriteStat:
     partition = row["partition_path"] or ""
     io_type = row["io_type"]
-    runtime_key = {"CREATE": "totalCreateTime", "MERGE": "totalUpsertTime", "APPEND": "totalUpsertTime"}.get(
-        io_type, "totalCreateTime"
-    )
+    runtime_key = {
+        "CREATE": "totalCreateTime",
+        "MERGE": "totalUpsertTime",
+        "APPEND": "totalUpsertTime",
+    }.get(io_type, "totalCreateTime")
     runtime = {"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0}
     runtime[runtime_key] = int(row.get("runtime_ms") or 0)
     stat = WriteStat(

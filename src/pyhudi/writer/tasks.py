@@ -20,7 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pyhudi.codec.file_names import make_write_token, new_file_id, new_file_id_prefix, parse_base_file
+from pyhudi.codec.file_names import (
+    make_write_token,
+    new_file_id,
+    new_file_id_prefix,
+    parse_base_file,
+)
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECORD_KEY
 from pyhudi.model.enums import IOType
 from pyhudi.table.payload import MergeMode
@@ -39,7 +44,9 @@ def task_identity() -> tuple[int, str]:
     context = TaskContext.get()
     if context is None:  # outside Spark (unit tests)
         return 0, make_write_token(0, 0, 0)
-    return context.partitionId(), make_write_token(context.partitionId(), context.stageId(), context.taskAttemptId())
+    return context.partitionId(), make_write_token(
+        context.partitionId(), context.stageId(), context.taskAttemptId()
+    )
 
 
 # ---- bulk insert: no shuffle, one file per partition path per task (rolled over by size) ------
@@ -67,7 +74,12 @@ class _PartitionBuffer:
         if self.writer is None:
             file_id = new_file_id(self.file_index, self.prefix)
             self.writer = BaseFileWriter(
-                self.spec, self.partition, file_id, self.token, IOType.CREATE, task_partition_id=self.pid
+                self.spec,
+                self.partition,
+                file_id,
+                self.token,
+                IOType.CREATE,
+                task_partition_id=self.pid,
             )
         table = pa.concat_tables(self.pending)
         self.writer.write_new(table)
@@ -103,7 +115,9 @@ def split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
             offset += int(count)
 
 
-def bulk_insert_function(spec: WriteTaskSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def bulk_insert_function(
+    spec: WriteTaskSpec,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
         buffers: dict[str, _PartitionBuffer] = {}
@@ -145,13 +159,15 @@ def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table
     sort_keys = [(RECORD_KEY, "ascending")]
     if ordering_field and ordering_field in table.column_names:
         sort_keys.append((ordering_field, "ascending"))
-    order = pc.sort_indices(numbered, sort_keys=[*sort_keys, (ROW, "ascending")], null_placement="at_start")
+    order = pc.sort_indices(
+        numbered, sort_keys=[*sort_keys, (ROW, "ascending")], null_placement="at_start"
+    )
     sorted_keys = keys.take(order).combine_chunks()
     last_of_run = np.ones(len(order), dtype=bool)
     if len(order) > 1:
-        last_of_run[:-1] = pc.not_equal(sorted_keys.slice(0, len(order) - 1), sorted_keys.slice(1)).to_numpy(
-            zero_copy_only=False
-        )
+        last_of_run[:-1] = pc.not_equal(
+            sorted_keys.slice(0, len(order) - 1), sorted_keys.slice(1)
+        ).to_numpy(zero_copy_only=False)
     kept = np.sort(order.to_numpy()[last_of_run])
     return table.take(pa.array(kept))
 
@@ -174,11 +190,15 @@ def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.T
             inserts = records.filter(pc.invert(deletes))
             if inserts.num_rows == 0:
                 return stats_table([])
-            writer = BaseFileWriter(spec, partition, file_id, token, IOType.CREATE, task_partition_id=pid)
+            writer = BaseFileWriter(
+                spec, partition, file_id, token, IOType.CREATE, task_partition_id=pid
+            )
             writer.write_new(inserts)
             writer.counts["num_inserts"] = inserts.num_rows
             return stats_table([writer.close()])
-        return stats_table([_merge(spec, merge, partition, file_id, base_name, records, deletes, pid, token)])
+        return stats_table(
+            [_merge(spec, merge, partition, file_id, base_name, records, deletes, pid, token)]
+        )
 
     return run
 
@@ -196,14 +216,25 @@ def _merge(
 ) -> dict:
     base = parse_base_file(partition, base_name)
     prev_commit = base.instant_time if base else "null"
-    old = conform(pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}")), spec.file_schema)
+    old = conform(
+        pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}")),
+        spec.file_schema,
+    )
     incoming = conform(incoming, spec.file_schema)
     plan = plan_merge(old, incoming, deletes, merge)
     writer = BaseFileWriter(
-        spec, partition, file_id, token, IOType.MERGE, task_partition_id=pid, prev_commit=prev_commit
+        spec,
+        partition,
+        file_id,
+        token,
+        IOType.MERGE,
+        task_partition_id=pid,
+        prev_commit=prev_commit,
     )
     _write_merged(writer, old, incoming, plan)
-    writer.counts.update(num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes)
+    writer.counts.update(
+        num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
+    )
     return writer.close()
 
 
@@ -219,7 +250,9 @@ class MergePlan:
     num_deletes: int
 
 
-def plan_merge(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec) -> MergePlan:
+def plan_merge(
+    old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec
+) -> MergePlan:
     """Positions of the merged file. Several incoming records of one key collapse to the last one,
     as Hudi's merge handle keys incoming records by record key."""
     last = _last_occurrences(incoming.column(RECORD_KEY))
@@ -227,7 +260,14 @@ def plan_merge(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merg
         return _plan_merge_unique(old, incoming, deletes, merge)
     taken = pa.array(last)
     plan = _plan_merge_unique(old, incoming.take(taken), deletes.take(taken), merge)
-    return MergePlan(plan.take_old, last[plan.take_new], plan.order, plan.num_updates, plan.num_inserts, plan.num_deletes)
+    return MergePlan(
+        plan.take_old,
+        last[plan.take_new],
+        plan.order,
+        plan.num_updates,
+        plan.num_inserts,
+        plan.num_deletes,
+    )
 
 
 def _last_occurrences(keys: pa.ChunkedArray) -> np.ndarray | None:
@@ -236,11 +276,15 @@ def _last_occurrences(keys: pa.ChunkedArray) -> np.ndarray | None:
     if n < 2 or pc.count_distinct(keys).as_py() == n:
         return None
     reversed_keys = keys.take(pa.array(np.arange(n - 1, -1, -1)))
-    first_in_reverse = pc.index_in(pc.unique(reversed_keys), value_set=reversed_keys.combine_chunks())
+    first_in_reverse = pc.index_in(
+        pc.unique(reversed_keys), value_set=reversed_keys.combine_chunks()
+    )
     return np.sort(n - 1 - first_in_reverse.to_numpy(zero_copy_only=False).astype(np.int64))
 
 
-def _plan_merge_unique(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec) -> MergePlan:
+def _plan_merge_unique(
+    old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec
+) -> MergePlan:
     old_keys, new_keys = old.column(RECORD_KEY), incoming.column(RECORD_KEY)
     match = pc.index_in(old_keys, value_set=new_keys.combine_chunks())
     matched = pc.is_valid(match).to_numpy(zero_copy_only=False).astype(bool)
@@ -250,7 +294,9 @@ def _plan_merge_unique(old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArr
     if merge.merge_mode is MergeMode.EVENT_TIME_ORDERING and merge.ordering_field and matched.any():
         wins &= _incoming_wins(old, incoming, match_idx, matched, merge.ordering_field)
     replaced = wins & ~is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else wins
-    dropped = wins & is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else np.zeros_like(wins)
+    dropped = (
+        wins & is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else np.zeros_like(wins)
+    )
     old_positions = np.arange(old.num_rows)
     in_old = np.zeros(incoming.num_rows, dtype=bool)
     in_old[match_idx[matched]] = True
@@ -288,7 +334,9 @@ def _incoming_wins(
     return ~stale.astype(bool)
 
 
-def _write_merged(writer: BaseFileWriter, old: pa.Table, incoming: pa.Table, plan: MergePlan) -> None:
+def _write_merged(
+    writer: BaseFileWriter, old: pa.Table, incoming: pa.Table, plan: MergePlan
+) -> None:
     kept = old.take(pa.array(plan.take_old, pa.int64()))
     new = incoming.take(pa.array(plan.take_new, pa.int64()))
     if len(plan.order) == len(plan.take_old) + len(plan.take_new) and _is_identity_split(plan):
@@ -298,11 +346,17 @@ def _write_merged(writer: BaseFileWriter, old: pa.Table, incoming: pa.Table, pla
     # Interleave to keep file order: new rows get this instant's commit time and sequence numbers
     # (numbered by their position in the file), carried-over rows keep theirs.
     instant, n = writer.spec.instant_time, len(plan.order)
-    new = new.set_column(new.column_names.index(COMMIT_TIME), COMMIT_TIME, pa.repeat(instant, new.num_rows).cast(pa.string()))
+    new = new.set_column(
+        new.column_names.index(COMMIT_TIME),
+        COMMIT_TIME,
+        pa.repeat(instant, new.num_rows).cast(pa.string()),
+    )
     combined = pa.concat_tables([kept, new]).take(pa.array(plan.order, pa.int64()))
     is_new = pa.array(plan.order >= len(plan.take_old))
     positions = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
-    fresh = pc.binary_join_element_wise(pa.repeat(f"{instant}_{writer.task_partition_id}_", n), positions, "")
+    fresh = pc.binary_join_element_wise(
+        pa.repeat(f"{instant}_{writer.task_partition_id}_", n), positions, ""
+    )
     seqnos = pc.if_else(is_new, fresh, combined.column(COMMIT_SEQNO).combine_chunks())
     combined = combined.set_column(combined.column_names.index(COMMIT_SEQNO), COMMIT_SEQNO, seqnos)
     writer.write_existing(combined)

@@ -77,11 +77,15 @@ def _parse_date_string(text: Column, options: TimestampOptions) -> Column:
         else:
             # Without a zone in the text, the wall clock is in the input time zone. The cast back to
             # TIMESTAMP_NTZ undoes the session zone that try_to_timestamp applied.
-            candidates.append(_ntz_micros(parsed.cast(T.TimestampNTZType()), options.input_timezone))
+            candidates.append(
+                _ntz_micros(parsed.cast(T.TimestampNTZType()), options.input_timezone)
+            )
     return candidates[0] if len(candidates) == 1 else F.coalesce(*candidates)
 
 
-def timestamp_partition_value(column: Column, data_type: T.DataType, options: TimestampOptions) -> Column:
+def timestamp_partition_value(
+    column: Column, data_type: T.DataType, options: TimestampOptions
+) -> Column:
     micros = epoch_micros(column, data_type, options)
     utc_wall = F.timestamp_add("MICROSECOND", micros, F.expr(_EPOCH_NTZ))
     local_wall = F.convert_timezone(F.lit("UTC"), F.lit(options.output_timezone), utc_wall)

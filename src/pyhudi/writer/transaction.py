@@ -55,7 +55,11 @@ class WriteTransaction:
         time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
         content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
         requested = self.ctx.active.create_requested(time, self.action, content)
-        inflight_content = b"" if self.operation is WriteOperationType.BULK_INSERT else workload_profile(self.operation)
+        inflight_content = (
+            b""
+            if self.operation is WriteOperationType.BULK_INSERT
+            else workload_profile(self.operation)
+        )
         self.instant = self.ctx.active.transition_to_inflight(requested, inflight_content)
         return time
 
@@ -76,7 +80,9 @@ class WriteTransaction:
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
         except Exception:  # leave it to the next writer's rollback
-            log.exception("could not undo failed write %s; the next write rolls it back", self.instant)
+            log.exception(
+                "could not undo failed write %s; the next write rolls it back", self.instant
+            )
 
     def _marked_files(self) -> list[str]:
         assert self.instant is not None
@@ -89,21 +95,26 @@ class WriteTransaction:
                 continue
             relative = posixpath.relpath(posixpath.dirname(status.path), folder)
             partition = "" if relative == "." else relative
-            paths.append(self.ctx.path(posixpath.join(partition, parsed[0]) if partition else parsed[0]))
+            paths.append(
+                self.ctx.path(posixpath.join(partition, parsed[0]) if partition else parsed[0])
+            )
         return paths
 
     def _reconcile_markers(self, metadata: CommitMetadata) -> None:
         written = {self.ctx.path(s.path) for s in metadata.write_stats() if s.path}
         for path in self._marked_files():
-            if path not in written:
-                if self.ctx.storage.delete(path):
-                    log.info("deleted %s left by a failed task attempt", path)
+            if path not in written and self.ctx.storage.delete(path):
+                log.info("deleted %s left by a failed task attempt", path)
 
 
 def disable_metadata_table(ctx: TableContext) -> None:
     """pyhudi writes no metadata table: drop an existing one so no reader trusts a stale index (§1.8)."""
-    if not ctx.config.metadata_partitions and not ctx.storage.exists(posixpath.join(ctx.meta_path, "metadata")):
+    if not ctx.config.metadata_partitions and not ctx.storage.exists(
+        posixpath.join(ctx.meta_path, "metadata")
+    ):
         return
     log.warning("disabling the metadata table of %s (pyhudi does not maintain it)", ctx.base_path)
     ctx.storage.delete_dir(posixpath.join(ctx.meta_path, "metadata"))
-    ctx.update_properties({tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""})
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )

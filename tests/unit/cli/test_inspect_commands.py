@@ -21,7 +21,10 @@ def test_show_fsview_and_properties(hudi_tables, capsys):
     path = str(hudi_tables["mor_parquet__v6_nonpartitioned_rollback"])
     assert main(["show", "fsview", path, "--json"]) == 0
     (group,) = json.loads(capsys.readouterr().out)
-    assert group["file_id"] == "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0" and len(group["log_files"]) == 3
+    assert (
+        group["file_id"] == "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0"
+        and len(group["log_files"]) == 3
+    )
     assert main(["show", "properties", path]) == 0
     assert "hoodie.table.type" in capsys.readouterr().out
 
@@ -45,5 +48,10 @@ def test_config_list_prints_hudi_keys(capsys):
 
 def test_python_dash_m_runs_the_cli(hudi_tables):
     path = str(hudi_tables["cow__v6_nonpartitioned"])
-    out = subprocess.run([sys.executable, "-m", "pyhudi", "show", "schema", path], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "pyhudi", "show", "schema", path],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert '"name": "v6_nonpartitioned_record"' in out.stdout

@@ -6,7 +6,11 @@ def test_base_file_name_round_trips_through_parser():
     name = fn.base_file_name("abc-0", "1-2-3", "20240418172802262")
     parsed = fn.parse_base_file("p=1", name, 10)
     assert parsed is not None
-    assert (parsed.file_id, parsed.write_token, parsed.instant_time) == ("abc-0", "1-2-3", "20240418172802262")
+    assert (parsed.file_id, parsed.write_token, parsed.instant_time) == (
+        "abc-0",
+        "1-2-3",
+        "20240418172802262",
+    )
     assert parsed.relative_path == f"p=1/{name}"
 
 
@@ -15,7 +19,11 @@ def test_log_file_name_parses_hudi_fixture_name():
     log = fn.parse_log_file("", name)
     assert log is not None
     assert log.file_id == "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0"
-    assert (log.base_instant_time, log.version, log.write_token) == ("20250126040823628", 2, "1-0-1")
+    assert (log.base_instant_time, log.version, log.write_token) == (
+        "20250126040823628",
+        2,
+        "1-0-1",
+    )
     assert fn.log_file_name(log.file_id, log.base_instant_time, 2, "1-0-1") == name
 
 
@@ -28,8 +36,16 @@ def test_instant_file_names_follow_layout_1():
     t = InstantTime("20240418172802262")
     assert fn.instant_file_name(Instant(t, Action.COMMIT, State.INFLIGHT)) == f"{t}.inflight"
     assert fn.instant_file_name(Instant(t, Action.COMPACTION, State.COMPLETED)) == f"{t}.commit"
-    assert fn.instant_file_name(Instant(t, Action.DELTA_COMMIT, State.REQUESTED)) == f"{t}.deltacommit.requested"
-    for name in (f"{t}.inflight", f"{t}.commit", f"{t}.replacecommit.requested", f"{t}.clean.inflight"):
+    assert (
+        fn.instant_file_name(Instant(t, Action.DELTA_COMMIT, State.REQUESTED))
+        == f"{t}.deltacommit.requested"
+    )
+    for name in (
+        f"{t}.inflight",
+        f"{t}.commit",
+        f"{t}.replacecommit.requested",
+        f"{t}.clean.inflight",
+    ):
         parsed = fn.parse_instant_file(name)
         assert parsed is not None and fn.instant_file_name(parsed) == name
 

@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import fastavro
-import pytest
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.file_names import base_file_name, log_file_name, marker_name

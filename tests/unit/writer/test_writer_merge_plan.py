@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pytest
 
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.table.payload import MergeMode
