@@ -13,9 +13,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-HUDI_TABLES = Path(__file__).resolve().parents[1].parent / "shared" / "hudi-tables"
-if not HUDI_TABLES.exists():  # a checkout outside the workspace layout
-    HUDI_TABLES = Path(os.environ.get("PYHUDI_HUDI_TABLES", "../shared/hudi-tables")).resolve()
+from tests.helpers.fixtures import HUDI_TABLE_ZIPS as HUDI_TABLES
 
 
 @pytest.fixture(scope="session")

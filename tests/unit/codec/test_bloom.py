@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.fixtures import HUDI_TABLE_ZIPS
 
 from pyhudi.codec import bloom
 from pyhudi.codec.bloom import (
@@ -34,7 +35,7 @@ from pyhudi.codec.bloom import (
 )
 from pyhudi.exceptions import InvalidRecordError
 
-FIXTURE_ZIPS = Path("/work/shared/hudi-tables")
+FIXTURE_ZIPS = HUDI_TABLE_ZIPS
 HUDI_FOOTER_KEYS = (FOOTER_BLOOM_KEY, FOOTER_TYPE_CODE_KEY, FOOTER_MIN_KEY, FOOTER_MAX_KEY)
 
 
@@ -43,7 +44,7 @@ def base_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Base parquet files (outside `.hoodie/`) of every fixture table that has meta fields."""
     zips = sorted(FIXTURE_ZIPS.glob("*.zip"))
     if not zips:
-        pytest.skip(f"no fixture tables in {FIXTURE_ZIPS}")
+        pytest.fail(f"no fixture tables in {FIXTURE_ZIPS}")
     root = tmp_path_factory.mktemp("hudi-tables")
     for z in zips:
         with zipfile.ZipFile(z) as zf:

@@ -8,10 +8,10 @@ import io
 import json
 import struct
 import zipfile
-from pathlib import Path
 
 import fastavro
 import pytest
+from tests.helpers.fixtures import HUDI_TABLE_ZIPS
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.hfile import (
@@ -36,7 +36,7 @@ from pyhudi.codec.hfile_blocks import (
 from pyhudi.codec.protobuf_lite import decode_varint, encode_varint, to_signed64
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 
-FIXTURE_ZIP = Path("/work/shared/hudi-tables/mor_avro__v8_trips_8i3u1d.zip")
+FIXTURE_ZIP = HUDI_TABLE_ZIPS / "mor_avro__v8_trips_8i3u1d.zip"
 HFILE_BLOCK_TYPE = 4
 RESERVED_INFO = (b"KEY_VALUE_VERSION", b"MAX_MEMSTORE_TS_KEY")
 
@@ -62,7 +62,7 @@ def _hfile_log_blocks(data: bytes) -> list[bytes]:
 def real_hfiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """Every HFile of the fixture's metadata table: base files and HFILE log-block contents."""
     if not FIXTURE_ZIP.exists():
-        pytest.skip(f"fixture {FIXTURE_ZIP} not found")
+        pytest.fail(f"fixture {FIXTURE_ZIP} not found")
     root = tmp_path_factory.mktemp("hfile-fixture")
     with zipfile.ZipFile(FIXTURE_ZIP) as zf:
         zf.extractall(root, [m for m in zf.namelist() if not m.startswith("__MACOSX")])

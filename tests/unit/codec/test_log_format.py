@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.helpers.fixtures import HUDI_TABLE_ZIPS
 
 from pyhudi.codec import log_block as lb
 from pyhudi.codec.file_names import LOG_FILE_RE, parse_log_file
@@ -26,7 +27,7 @@ from pyhudi.exceptions import CorruptFileError, UnsupportedVersionError
 from pyhudi.model.enums import HeaderMetadataType as H
 from pyhudi.model.enums import LogBlockType as T
 
-FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "hudi-tables"
+FIXTURES = HUDI_TABLE_ZIPS
 
 # §5.1 worked example: the rollback command block of mor_parquet__v6_nonpartitioned_rollback.
 ROLLBACK_BLOCK = bytes.fromhex(
@@ -40,7 +41,7 @@ ROLLBACK_BLOCK = bytes.fromhex(
 @pytest.fixture(scope="session")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"fixture tables not found at {FIXTURES}")
+        pytest.fail(f"fixture tables not found at {FIXTURES}")
     root = tmp_path_factory.mktemp("hudi-tables")
     for archive in sorted(FIXTURES.glob("*.zip")):
         with zipfile.ZipFile(archive) as zf:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from tests.helpers.fixtures import HUDI_TABLE_ZIPS
 
 from pyhudi.codec import log_block as lb
 from pyhudi.codec.log_inspect import LogFileReport, find_log_files, inspect_log, verify_paths
@@ -22,7 +23,7 @@ from pyhudi.codec.log_writer import (
 from pyhudi.model.enums import HeaderMetadataType as H
 from pyhudi.model.enums import LogBlockType as T
 
-FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "hudi-tables"
+FIXTURES = HUDI_TABLE_ZIPS
 TABLES = (
     "mor_avro__v6_trips_8i1u",
     "mor_avro__v6_trips_8i3d",
@@ -37,7 +38,7 @@ ROLLBACK = rollback_block("20250126040936578", "20250126040826878")
 @pytest.fixture(scope="session")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"fixture tables not found at {FIXTURES}")
+        pytest.fail(f"fixture tables not found at {FIXTURES}")
     root = tmp_path_factory.mktemp("inspect-tables")
     for name in (*TABLES, "mor_avro__v8_trips_8i3u1d"):
         with zipfile.ZipFile(FIXTURES / f"{name}.zip") as zf:
