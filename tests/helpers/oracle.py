@@ -18,12 +18,19 @@ META = (
 
 
 def hudi_rs_table(
-    path: str, *, as_of: str | None = None, start: str | None = None, end: str | None = None
+    path: str,
+    *,
+    as_of: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    read_optimized: bool = False,
 ) -> pa.Table:
     import hudi
 
     table = hudi.HudiTable(str(path))
     options = hudi.HudiReadOptions()
+    if read_optimized:
+        options = options.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
     if start is not None:
         options = options.with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(
             start

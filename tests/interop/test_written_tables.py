@@ -3,6 +3,7 @@ snapshot after each write, time travel to every instant, incremental between ins
 
 from __future__ import annotations
 
+import pytest
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.model import TableModel, project
 from tests.helpers.oracle import hudi_rs_table, rows
@@ -36,9 +37,19 @@ def _check_all(spark, path: str, model: TableModel) -> None:
         assert project(rows(ours), COLUMNS) == expected, f"pyhudi incremental ({begin}, {end}]"
 
 
-def test_cow_lifecycle_is_read_identically_by_hudi_rs(spark, tmp_path):
+@pytest.mark.parametrize(
+    "table_type,block_format",
+    [("COPY_ON_WRITE", "avro"), ("MERGE_ON_READ", "avro"), ("MERGE_ON_READ", "parquet")],
+)
+def test_lifecycle_is_read_identically_by_hudi_rs(spark, tmp_path, table_type, block_format):
     path = str(tmp_path / "trips")
-    options = trips_options(**{"hoodie.datasource.write.hive_style_partitioning": "true"})
+    options = trips_options(
+        **{
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.write.table.type": table_type,
+            "hoodie.logfile.data.block.format": block_format,
+        }
+    )
     model = TableModel(key="uuid", partition="city")
 
     first = trips(0, 30)

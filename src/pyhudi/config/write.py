@@ -185,3 +185,17 @@ PARQUET_COMPRESSION_RATIO = number(
 PARQUET_DICTIONARY_ENABLED = boolean(
     "hoodie.parquet.dictionary.enabled", True, "Dictionary encoding."
 )
+
+# ---- merge-on-read logs (HoodieStorageConfig) ----
+LOG_DATA_BLOCK_FORMAT = choice(
+    "hoodie.logfile.data.block.format",
+    "avro",
+    ("avro", "parquet"),
+    "Format of data blocks in log files (Hudi's default for parquet base files: avro).",
+    upper=False,
+)
+LOG_FILE_MAX_SIZE = integer(
+    "hoodie.logfile.max.size",
+    1024 * 1024 * 1024,
+    "Log file size before rollover; pyhudi writes a new log version per write anyway.",
+)

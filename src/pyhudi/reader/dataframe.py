@@ -28,8 +28,10 @@ def register_log_slice_reader(reader: LogSliceReader) -> None:
     _log_slice_reader[:] = [reader]
 
 
-def spark_schema(plan: ReadPlan) -> T.StructType:
-    return from_arrow_schema(plan.file_schema, prefer_timestamp_ntz=True)
+def spark_schema(plan: ReadPlan, *, output: bool = False) -> T.StructType:
+    """The Spark schema of the files (meta fields first); `output=True`: of the rows a read returns."""
+    schema = plan.data_schema if output and plan.drop_meta_fields else plan.file_schema
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
 
 
 def read(
@@ -54,7 +56,7 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
         parts.append(spark.read.schema(schema).parquet(*uris))
     if plan.with_logs:
         if not _log_slice_reader:
-            from pyhudi.reader import merge_on_read  # noqa: F401  (registers the reader)
+            from pyhudi.reader import mor_spark  # noqa: F401  (registers the reader)
         parts.append(_log_slice_reader[0](spark, ctx, plan, schema))
     df = parts[0] if parts else spark.createDataFrame([], schema)
     for other in parts[1:]:

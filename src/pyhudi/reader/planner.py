@@ -41,6 +41,8 @@ class ReadPlan:
     #: Incremental: only rows whose `_hoodie_commit_time` is one of these instants.
     commit_times: frozenset[str] | None = None
     drop_meta_fields: bool = False
+    #: The first instant of the active timeline: older log blocks count as committed (archived).
+    timeline_start: str | None = None
     filters: tuple[PartitionFilter, ...] = field(default_factory=tuple)
 
     @property
@@ -97,6 +99,7 @@ def _plan(
         as_of=as_of,
         commit_times=commit_times,
         drop_meta_fields=not ctx.config.populate_meta_fields,
+        timeline_start=ctx.active.timeline.first.time if ctx.active.timeline.first else None,
         filters=filters,
     )
 

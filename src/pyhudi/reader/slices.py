@@ -3,16 +3,22 @@ merge-on-read tables. Used by the Python Data Source reader and the merge-on-rea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pyhudi.codec.schema import COMMIT_TIME
+from pyhudi.model.file import FileSlice
 from pyhudi.storage import Storage
 from pyhudi.writer.base_file import conform
+
+if TYPE_CHECKING:
+    from pyhudi.reader.planner import ReadPlan
+    from pyhudi.table.context import TableContext
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class SliceTask:
     ordering_field: str | None = None
     skip_merge: bool = False
     bootstrap_source: str | None = None
+    timeline_start: str | None = None
 
     def path(self, relative: str) -> str:
         return f"{self.base_path}/{relative}" if relative else self.base_path
@@ -83,3 +90,35 @@ def read_slice_batches(
     """The slice as record batches of exactly `target` (Spark's Arrow schema)."""
     table = conform(read_slice(task), target)
     yield from table.to_batches(max_chunksize=max_rows)
+
+
+def slice_tasks(
+    ctx: TableContext, plan: ReadPlan, slices: Sequence[FileSlice] | None = None
+) -> list[SliceTask]:
+    """Picklable read tasks for the plan's slices (all of them by default)."""
+    from pyhudi.reader.merge_options import merge_settings
+
+    mode, ordering, skip = merge_settings(ctx, plan)
+    tasks = []
+    for file_slice in slices if slices is not None else (*plan.base_only, *plan.with_logs):
+        tasks.append(
+            SliceTask(
+                storage=ctx.storage,
+                base_path=ctx.base_path,
+                partition_path=file_slice.partition_path,
+                file_id=file_slice.file_id,
+                base_file=file_slice.base_file.relative_path if file_slice.base_file else None,
+                log_files=tuple(log.relative_path for log in file_slice.log_files),
+                file_schema=plan.file_schema,
+                visible_instants=plan.visible_instants,
+                as_of=plan.as_of,
+                commit_times=plan.commit_times,
+                merge_mode=mode,
+                ordering_field=ordering,
+                skip_merge=skip,
+                bootstrap_source=file_slice.base_file.bootstrap_source_path
+                if file_slice.base_file
+                else None,
+            )
+        )
+    return tasks

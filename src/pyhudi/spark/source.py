@@ -26,9 +26,9 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from pyhudi.reader.planner import ReadPlan, plan_read
+from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
-from pyhudi.reader.slices import SliceTask, read_slice_batches
+from pyhudi.reader.slices import SliceTask, read_slice_batches, slice_tasks
 from pyhudi.table.context import TableContext
 
 
@@ -52,7 +52,7 @@ class HudiDataSource(DataSource):
         from pyhudi.reader.dataframe import spark_schema
 
         ctx = TableContext.open(_path(self.options))
-        return spark_schema(plan_read(ctx, _plain(self.options)))
+        return spark_schema(plan_read(ctx, _plain(self.options)), output=True)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return HudiDataSourceReader(_path(self.options), _plain(self.options), schema)
@@ -100,35 +100,6 @@ class HudiDataSourceReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         for task in partition.tasks:  # type: ignore[attr-defined]
             yield from read_slice_batches(task, target)
-
-
-def slice_tasks(ctx: TableContext, plan: ReadPlan) -> list[SliceTask]:
-    from pyhudi.reader.merge_options import merge_settings
-
-    mode, ordering, skip = merge_settings(ctx, plan)
-    tasks = []
-    for file_slice in (*plan.base_only, *plan.with_logs):
-        tasks.append(
-            SliceTask(
-                storage=ctx.storage,
-                base_path=ctx.base_path,
-                partition_path=file_slice.partition_path,
-                file_id=file_slice.file_id,
-                base_file=file_slice.base_file.relative_path if file_slice.base_file else None,
-                log_files=tuple(log.relative_path for log in file_slice.log_files),
-                file_schema=plan.file_schema,
-                visible_instants=plan.visible_instants,
-                as_of=plan.as_of,
-                commit_times=plan.commit_times,
-                merge_mode=mode,
-                ordering_field=ordering,
-                skip_merge=skip,
-                bootstrap_source=file_slice.base_file.bootstrap_source_path
-                if file_slice.base_file
-                else None,
-            )
-        )
-    return tasks
 
 
 __all__ = ["HudiDataSource", "HudiDataSourceReader"]

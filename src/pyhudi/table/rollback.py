@@ -12,24 +12,23 @@ from __future__ import annotations
 import posixpath
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyhudi.codec import avro_schemas
-from pyhudi.codec.file_names import parse_base_file, parse_log_file, parse_marker
+from pyhudi.codec.file_names import (
+    UNKNOWN_WRITE_TOKEN,
+    log_file_name,
+    parse_base_file,
+    parse_log_file,
+    parse_marker,
+)
+from pyhudi.codec.log_reader import iter_blocks
+from pyhudi.codec.log_writer import encode_blocks, rollback_block
 from pyhudi.model.enums import IOType
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
 
 _ROLLBACK_PLAN_VERSION = 1
-
-#: Appends a rollback command block to a file group's log; set by the MOR layer when it is loaded.
-LogRollbackHook = Callable[[TableContext, str, str, str, str, str], tuple[str, int]]
-_log_rollback_hook: list[LogRollbackHook] = []
-
-
-def register_log_rollback(hook: LogRollbackHook) -> None:
-    _log_rollback_hook[:] = [hook]
 
 
 @dataclass
@@ -93,7 +92,7 @@ def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
         request = requests.setdefault(
             (partition, base.file_id), RollbackRequest(partition, base.file_id, base.instant_time)
         )
-        for log in _logs_of(ctx, partition, base.file_id, base.instant_time):
+        for log in logs_written_by(ctx, partition, base.file_id, base.instant_time, instant.time):
             request.log_blocks_to_delete[ctx.storage.uri(ctx.path(log.relative_path))] = (
                 log.size_bytes
             )
@@ -145,6 +144,19 @@ def _logs_of(ctx: TableContext, partition: str, file_id: str, base_instant: str)
         if log and log.file_id == file_id and log.base_instant_time == base_instant:
             logs.append(log)
     return logs
+
+
+def logs_written_by(
+    ctx: TableContext, partition: str, file_id: str, base_instant: str, instant: str
+) -> list:
+    """Log files of a slice whose blocks were written by `instant` (pyhudi writes one file per write)."""
+    found = []
+    for log in _logs_of(ctx, partition, file_id, base_instant):
+        with ctx.storage.open_input(ctx.path(log.relative_path)) as handle:
+            first = next(iter_blocks(handle), None)
+        if first is not None and not first.is_corrupt and first.instant_time == instant:
+            found.append(log)
+    return found
 
 
 def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
@@ -217,9 +229,7 @@ def _rollback_logs(
                 else entry["failedDeleteFiles"]
             ).append(uri)
         return
-    if not _log_rollback_hook:
-        raise RuntimeError("rolling back log appends needs pyhudi.writer.mor (not loaded)")
-    log_uri, size = _log_rollback_hook[0](
+    log_uri, size = append_rollback_block(
         ctx,
         request.partition_path,
         request.file_id,
@@ -228,3 +238,21 @@ def _rollback_logs(
         rollback_time,
     )
     entry["rollbackLogFiles"][log_uri] = size
+
+
+def append_rollback_block(
+    ctx: TableContext,
+    partition: str,
+    file_id: str,
+    base_instant: str,
+    target: str,
+    rollback_time: str,
+) -> tuple[str, int]:
+    """A ROLLBACK command block for `target` as the slice's next log version (rollover token 1-0-1)."""
+    logs = _logs_of(ctx, partition, file_id, base_instant)
+    version = max((log.version for log in logs), default=0) + 1
+    name = log_file_name(file_id, base_instant, version, UNKNOWN_WRITE_TOKEN)
+    data = encode_blocks([rollback_block(rollback_time, target)])
+    path = posixpath.join(ctx.partition_path(partition), name)
+    ctx.storage.create_new(path, data)
+    return ctx.storage.uri(path), len(data)

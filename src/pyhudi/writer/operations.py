@@ -37,6 +37,8 @@ class WriteJob:
     cfg: WriteConfig
     spec: WriteTaskSpec
     records: DataFrame
+    #: File groups chosen as small files for inserts (merge-on-read merges them into new base files).
+    small_file_ids: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -77,6 +79,8 @@ def register_file_group_writer(merge_on_read: bool, writer: FileGroupWriter) -> 
 
 
 def _write_groups(job: WriteJob, records: DataFrame) -> list[dict]:
+    if job.cfg.is_merge_on_read and True not in _file_group_writers:
+        import pyhudi.writer.mor  # noqa: F401  (registers the merge-on-read writer)
     return _file_group_writers[job.cfg.is_merge_on_read](job, records)
 
 
@@ -100,6 +104,7 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
         else {}
     )
     buckets = partitioner.plan_insert_buckets(counts, small, record_size, sizing)
+    job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
     return partitioner.assign_buckets(job.spark, inserts, buckets)
 
 

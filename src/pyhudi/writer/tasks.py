@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pyhudi.codec.arrow_compute import last_per_key
 from pyhudi.codec.file_names import (
     make_write_token,
     new_file_id,
@@ -152,24 +153,15 @@ ROW = "__pyhudi_row"
 
 def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
     """One record per record key: the greatest ordering value wins, ties go to the later record."""
-    keys = table.column(RECORD_KEY)
-    if table.num_rows < 2 or pc.count_distinct(keys).as_py() == table.num_rows:
+    if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
         return table
     numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    sort_keys = [(RECORD_KEY, "ascending")]
-    if ordering_field and ordering_field in table.column_names:
-        sort_keys.append((ordering_field, "ascending"))
-    order = pc.sort_indices(
-        numbered, sort_keys=[*sort_keys, (ROW, "ascending")], null_placement="at_start"
+    sort_keys = (
+        [(ordering_field, "ascending")]
+        if ordering_field and ordering_field in table.column_names
+        else []
     )
-    sorted_keys = keys.take(order).combine_chunks()
-    last_of_run = np.ones(len(order), dtype=bool)
-    if len(order) > 1:
-        last_of_run[:-1] = pc.not_equal(
-            sorted_keys.slice(0, len(order) - 1), sorted_keys.slice(1)
-        ).to_numpy(zero_copy_only=False)
-    kept = np.sort(order.to_numpy()[last_of_run])
-    return table.take(pa.array(kept))
+    return last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")]).drop_columns([ROW])
 
 
 def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.Table], pa.Table]:

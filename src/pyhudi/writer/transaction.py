@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
-from pyhudi.codec.file_names import parse_marker
+from pyhudi.codec.file_names import parse_base_file, parse_marker
 from pyhudi.config import table as tkeys
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
-from pyhudi.table.rollback import rollback_failed_writes
+from pyhudi.table.rollback import logs_written_by, rollback_failed_writes
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ class WriteTransaction:
         try:
             for path in self._marked_files():
                 self.ctx.storage.delete(path)
+            for path in self._appended_logs():
+                self.ctx.storage.delete(path)
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
         except Exception:  # leave it to the next writer's rollback
@@ -98,6 +100,24 @@ class WriteTransaction:
             paths.append(
                 self.ctx.path(posixpath.join(partition, parsed[0]) if partition else parsed[0])
             )
+        return paths
+
+    def _appended_logs(self) -> list[str]:
+        """Log files this write created (APPEND markers name their slices)."""
+        assert self.instant is not None
+        folder = self.ctx.marker_folder(self.instant.time)
+        paths = []
+        for status in self.ctx.storage.walk_files(folder):
+            parsed = parse_marker(status.name)
+            base = parse_base_file("", parsed[0]) if parsed and parsed[1] is IOType.APPEND else None
+            if base is None:
+                continue
+            relative = posixpath.relpath(posixpath.dirname(status.path), folder)
+            partition = "" if relative == "." else relative
+            for log in logs_written_by(
+                self.ctx, partition, base.file_id, base.instant_time, self.instant.time
+            ):
+                paths.append(self.ctx.path(log.relative_path))
         return paths
 
     def _reconcile_markers(self, metadata: CommitMetadata) -> None:

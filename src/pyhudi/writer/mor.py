@@ -1,0 +1,135 @@
+"""Merge-on-read file-group writes (deltacommits).
+
+Per file group of a write (Hudi's `BaseSparkDeltaCommitActionExecutor` rules):
+* a new file group: its inserts become a new base file;
+* a small file without log files that takes inserts (the index cannot see keys in logs): merged
+  into a new base file, as on copy-on-write, so every key stays in a base file;
+* any other existing file group: updates and deletes are appended as a new log file of its
+  latest file slice (the slice a pending compaction opened, if there is one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+
+from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
+from pyhudi.config import write as wkeys
+from pyhudi.model.enums import IOType
+from pyhudi.table.context import TableContext
+from pyhudi.writer.base_file import BaseFileWriter
+from pyhudi.writer.log_append import LogSpec, SliceState, append_log
+from pyhudi.writer.operations import WriteJob, in_task_combine, register_file_group_writer
+from pyhudi.writer.stats import STATS_DDL, stats_table
+from pyhudi.writer.tasks import (
+    BASE,
+    CONTROL_COLUMNS,
+    DELETE,
+    FID,
+    MergeSpec,
+    _merge,
+    keep_latest_per_key,
+    task_identity,
+)
+
+
+def slice_states(ctx: TableContext) -> dict[str, SliceState]:
+    """fileId -> the slice new log files go to (latest, including one opened by a pending compaction)."""
+    states = {}
+    for file_slice in ctx.view().latest_file_slices():
+        base = file_slice.base_file
+        states[file_slice.file_id] = SliceState(
+            base_instant=file_slice.base_instant_time,
+            base_file_name=base.file_name if base else None,
+            log_file_names=tuple(log.file_name for log in file_slice.log_files),
+            next_version=file_slice.latest_log_version + 1,
+        )
+    return states
+
+
+def mor_file_group_function(
+    job: WriteJob, states: dict[str, SliceState], merge_fids: frozenset[str], log_spec: LogSpec
+) -> Callable[[pa.Table], pa.Table]:
+    spec = job.spec
+    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field, combine=in_task_combine(job.cfg))
+
+    def run(group: pa.Table) -> pa.Table:
+        if group.num_rows == 0:
+            return stats_table([])
+        pid, token = task_identity()
+        if merge.combine:
+            group = keep_latest_per_key(group, merge.ordering_field)
+        file_id = group.column(FID)[0].as_py()
+        partition = group.column(PARTITION_PATH)[0].as_py() or ""
+        deletes = pc.fill_null(group.column(DELETE), False)
+        records = group.drop_columns(list(CONTROL_COLUMNS))
+        state = states.get(file_id)
+        if state is None:
+            return _create(spec, partition, file_id, token, pid, records.filter(pc.invert(deletes)))
+        if file_id in merge_fids and state.base_file_name and not state.log_file_names:
+            return stats_table(
+                [
+                    _merge(
+                        spec,
+                        merge,
+                        partition,
+                        file_id,
+                        state.base_file_name,
+                        records,
+                        deletes,
+                        pid,
+                        token,
+                    )
+                ]
+            )
+        located = pc.is_valid(group.column(BASE))
+        updates = pc.sum(pc.and_(located, pc.invert(deletes))).as_py() or 0
+        row = append_log(
+            spec,
+            log_spec,
+            state,
+            partition,
+            file_id,
+            token,
+            pid,
+            records.filter(pc.invert(deletes)),
+            records.filter(deletes),
+            num_updates=updates,
+        )
+        return stats_table([row])
+
+    return run
+
+
+def _create(spec, partition, file_id, token, pid, inserts: pa.Table) -> pa.Table:  # type: ignore[no-untyped-def]
+    if inserts.num_rows == 0:
+        return stats_table([])
+    writer = BaseFileWriter(spec, partition, file_id, token, IOType.CREATE, task_partition_id=pid)
+    writer.write_new(inserts)
+    writer.counts["num_inserts"] = inserts.num_rows
+    return stats_table([writer.close()])
+
+
+def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
+    states = slice_states(job.ctx)
+    log_spec = LogSpec(
+        schema_json=arrow_to_avro_json(
+            job.spec.file_schema, job.cfg.table_name, with_meta_fields=True
+        ),
+        block_format=wkeys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
+        compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
+    )
+    function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
+    data = records.drop(
+        *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
+    )
+    if job.cfg.parallelism > 0:
+        data = data.repartition(job.cfg.parallelism, FID)
+    result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
+    return [row.asDict() for row in result.collect()]
+
+
+register_file_group_writer(True, write_file_groups_mor)
