@@ -14,16 +14,18 @@ from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.model.enums import WriteOperationType
+from pyhudi.spark.bucket_writer import BucketPlan, claims_folder, write_buckets
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.base_file import conform
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.keygen_arrow import partition_paths, record_keys
+from pyhudi.writer.log_append import LogSpec
 from pyhudi.writer.operations import Outcome
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
 from pyhudi.writer.prepare import required_fields
 from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
-from pyhudi.writer.tasks import _PartitionBuffer, split_by_partition, task_identity
+from pyhudi.writer.tasks import DELETE, _PartitionBuffer, split_by_partition, task_identity
 from pyhudi.writer.transaction import WriteTransaction
 
 #: Operations a Data Source write can do without Spark jobs of its own (no index, no shuffle).
@@ -40,13 +42,27 @@ class HudiCommitMessage(WriterCommitMessage):
         self.stats = stats
 
 
+def uses_bucket_writes(cfg: WriteConfig) -> bool:
+    """Merge-on-read with the bucket index: upserts and deletes need no index lookup or shuffle."""
+    return (
+        cfg.is_merge_on_read
+        and cfg.index_type == "BUCKET"
+        and cfg.operation
+        in (
+            WriteOperationType.UPSERT,
+            WriteOperationType.DELETE,
+            WriteOperationType.INSERT,
+        )
+    )
+
+
 def check_data_source_operation(cfg: WriteConfig) -> None:
-    if cfg.operation in _SUPPORTED:
+    if cfg.operation in _SUPPORTED or uses_bucket_writes(cfg):
         return
     raise UnsupportedOperationError(
         f"operation {cfg.operation.value.lower()} needs an index lookup (a Spark join) or a shuffle, which "
         "Spark's Python Data Source API cannot run inside a write; use pyhudi.write(df, path, options) "
-        "with the same options"
+        "with the same options (merge-on-read tables with hoodie.index.type=BUCKET need neither)"
     )
 
 
@@ -67,6 +83,8 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             )
         )
         table_schema = table_arrow_schema(existing) if existing else None
+        if cfg.operation is WriteOperationType.DELETE and table_schema is not None:
+            incoming = table_schema  # a delete carries keys only; its rows keep the table's schema
         data_schema, _, _ = merged_schema(
             incoming,
             table_schema,
@@ -84,9 +102,18 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         self.instant_time = self.transaction.begin()
         self.cfg, self.data_schema = cfg, data_schema
         self.spec = task_spec(ctx, cfg, data_schema, self.instant_time)
+        self.buckets = _bucket_plan(ctx, cfg, self.spec) if uses_bucket_writes(cfg) else None
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         pid, token = task_identity()
+        if self.buckets is not None:
+            tables = [
+                self._prepare(pa.Table.from_batches([b]), keep_deletes=True) for b in iterator
+            ]
+            table = pa.concat_tables(tables) if tables else None
+            return HudiCommitMessage(
+                write_buckets(self.spec, self.buckets, table, pid, token) if table else []
+            )
         buffers: dict[str, _PartitionBuffer] = {}
         for batch in iterator:
             table = self._prepare(pa.Table.from_batches([batch]))
@@ -97,25 +124,34 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 buffer.add(part)
         return HudiCommitMessage([row for buffer in buffers.values() for row in buffer.close()])
 
-    def _prepare(self, table: pa.Table) -> pa.Table:
-        if IS_DELETED_FIELD in table.column_names:
-            table = table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_FIELD), False)))
+    def _prepare(self, table: pa.Table, *, keep_deletes: bool = False) -> pa.Table:
+        deleted = (
+            pc.fill_null(table.column(IS_DELETED_FIELD), False)
+            if IS_DELETED_FIELD in table.column_names
+            else pa.repeat(False, table.num_rows)
+        )
+        if self.cfg.operation is WriteOperationType.DELETE:
+            deleted = pa.repeat(True, table.num_rows)
+        if not keep_deletes:
+            table = table.filter(pc.invert(deleted))
         keys, partitions = (
             record_keys(table, self.cfg.keygen),
             partition_paths(table, self.cfg.keygen),
         )
         data = (
             conform(table, self.data_schema)
-            if self.cfg.reconcile_schema
+            if self.cfg.reconcile_schema or self.cfg.operation is WriteOperationType.DELETE
             else _cast(table, self.data_schema)
         )
-        return data.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
+        data = data.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
+        return data.append_column(DELETE, deleted) if keep_deletes else data
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         stats = [row for m in messages if m is not None for row in m.stats]  # type: ignore[attr-defined]
         ctx = self.transaction.ctx.reload()
         outcome = Outcome(stats, self._replaced(ctx, stats))
         self.transaction.commit(commit_metadata(self.cfg, outcome, self.data_schema))
+        ctx.storage.delete_dir(claims_folder(self.spec))
 
     def _replaced(self, ctx: TableContext, stats: list[dict]) -> dict[str, list[str]]:
         if self.cfg.operation is WriteOperationType.INSERT_OVERWRITE_TABLE:
@@ -134,6 +170,29 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.transaction.ctx.reload()
         self.transaction.abort()
+        self.transaction.ctx.storage.delete_dir(claims_folder(self.spec))
+
+
+def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # type: ignore[no-untyped-def]
+    from pyhudi.codec.schema import arrow_to_avro_json as avro_json
+    from pyhudi.config import index as ikeys
+    from pyhudi.writer.bucket import existing_buckets
+    from pyhudi.writer.mor import slice_states
+
+    if cfg.keygen.uses_complex_record_key:
+        raise UnsupportedOperationError(
+            "bucket writes through df.write.format('hudi') take simple record keys; use pyhudi.write"
+        )
+    block_format = wkeys.LOG_DATA_BLOCK_FORMAT.get(cfg.options)
+    return BucketPlan(
+        num_buckets=ikeys.BUCKET_NUM.get(cfg.options),
+        file_ids={key: fid for key, (fid, _) in existing_buckets(ctx).items()},
+        states=slice_states(ctx),
+        log_spec=LogSpec(
+            avro_json(spec.file_schema, cfg.table_name, with_meta_fields=True), block_format
+        ),
+        ordering_field=cfg.ordering_field,
+    )
 
 
 def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:

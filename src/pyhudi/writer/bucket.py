@@ -84,3 +84,58 @@ def bucket_ids(keys: pa.Array, num_buckets: int) -> np.ndarray:
     with np.errstate(over="ignore"):
         h = np.uint32(31) + java_string_hashes(keys)
     return (h & np.uint32(0x7FFFFFFF)).astype(np.int64) % num_buckets
+
+
+# ---- routing records of a pyhudi.write ------------------------------------------------------
+
+
+def existing_buckets(ctx, partitions=None) -> dict[tuple[str, int], tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+    """(partition, bucket) -> (file id, base file name) of the table's latest file slices."""
+    found: dict[tuple[str, int], tuple[str, str | None]] = {}
+    for file_slice in ctx.view().latest_file_slices(partitions=partitions):
+        bucket = bucket_of_file_id(file_slice.file_id)
+        if bucket is not None:
+            base = file_slice.base_file.file_name if file_slice.base_file else None
+            found[(file_slice.partition_path, bucket)] = (file_slice.file_id, base)
+    return found
+
+
+def route_by_bucket(
+    spark,
+    ctx,
+    records,
+    num_buckets: int,
+    hash_fields,
+    complex_key: bool,
+    fid_column: str,
+    base_column: str,
+):  # type: ignore[no-untyped-def]
+    """Add the target file id and base file of every record: its bucket's file group (new if none)."""
+    from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+
+    bucketed = records.withColumn(
+        "__pyhudi_bucket",
+        bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key),
+    )
+    pairs = [
+        (row[0], int(row[1]))
+        for row in bucketed.select(PARTITION_PATH, "__pyhudi_bucket").distinct().collect()
+    ]
+    known = existing_buckets(ctx, sorted({p for p, _ in pairs}))
+    rows = []
+    for partition, bucket in pairs:
+        file_id, base = known.get((partition, bucket), (bucket_file_id(bucket), None))
+        rows.append((partition, bucket, file_id, base))
+    table = spark.createDataFrame(
+        rows, "b_partition string, b_bucket long, b_fid string, b_base string"
+    )
+    joined = bucketed.join(
+        F.broadcast(table),
+        (bucketed[PARTITION_PATH] == table["b_partition"])
+        & (bucketed["__pyhudi_bucket"] == table["b_bucket"]),
+    )
+    return (
+        joined.withColumn(fid_column, F.col("b_fid"))
+        .withColumn(base_column, F.col("b_base"))
+        .drop("__pyhudi_bucket", "b_partition", "b_bucket", "b_fid", "b_base")
+    )

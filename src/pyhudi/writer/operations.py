@@ -111,10 +111,40 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
 # ---- operations -----------------------------------------------------------------------------------
 
 
+def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
+    """Bucket index: every record goes to its bucket's file group; no index lookup, no small files."""
+    from pyhudi.config import index as ikeys
+    from pyhudi.writer.bucket import route_by_bucket
+
+    hash_field = ikeys.BUCKET_HASH_FIELD.get(job.cfg.options)
+    hash_fields = (
+        tuple(f.strip() for f in hash_field.split(","))
+        if hash_field
+        else job.cfg.keygen.record_key_fields
+    )
+    routed = route_by_bucket(
+        job.spark,
+        job.ctx,
+        records,
+        ikeys.BUCKET_NUM.get(job.cfg.options),
+        hash_fields,
+        job.cfg.keygen.uses_complex_record_key,
+        FID,
+        BASE,
+    )
+    return Outcome(_write_groups(job, routed))
+
+
+def _uses_buckets(job: WriteJob) -> bool:
+    return job.cfg.index_type == "BUCKET"
+
+
 def bulk_insert(job: WriteJob) -> Outcome:
     records = job.records.filter(~F.col(DELETE))
     if job.cfg.combine_before_write:
         records = deduplicate(records, job.cfg)
+    if _uses_buckets(job):
+        return _bucket_routed(job, records)
     mode = wkeys.BULK_INSERT_SORT_MODE.get(job.cfg.options)
     if mode == "GLOBAL_SORT":
         records = records.orderBy(PARTITION_PATH, RECORD_KEY)
@@ -131,6 +161,8 @@ def insert(job: WriteJob) -> Outcome:
     records = job.records.filter(~F.col(DELETE))
     if job.cfg.combine_before_write:
         records = deduplicate(records, job.cfg)
+    if _uses_buckets(job):
+        return _bucket_routed(job, records)
     if job.cfg.drop_duplicates:
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, None)
         records = tagged.filter(F.col(LOC_FID).isNull()).drop(LOC_FID, LOC_BASE, LOC_PARTITION)
@@ -144,6 +176,8 @@ def insert(job: WriteJob) -> Outcome:
 
 def upsert(job: WriteJob) -> Outcome:
     records = job.records
+    if _uses_buckets(job):
+        return _bucket_routed(job, records)  # pre-combining happens in the file-group tasks
     if job.cfg.combine_before_write and not in_task_combine(job.cfg):
         records = deduplicate(records, job.cfg)
     records = records.persist()
@@ -197,6 +231,8 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
 
 def delete(job: WriteJob) -> Outcome:
     records = job.records
+    if _uses_buckets(job):
+        return _bucket_routed(job, records)
     if job.cfg.combine_before_write:
         keys = [RECORD_KEY] if job.cfg.is_global_index else [RECORD_KEY, PARTITION_PATH]
         records = records.dropDuplicates(keys)
