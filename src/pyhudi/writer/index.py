@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pyarrow as pa
+import pyarrow.compute
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -64,6 +66,49 @@ def existing_locations(
     )
 
 
+def log_only_locations(
+    spark: SparkSession, ctx: TableContext, partitions: Iterable[str] | None
+) -> DataFrame | None:
+    """Keys of file groups that have log files but no base file (written by log-indexing writers)."""
+    from pyhudi.reader.log_scan import InstantFilter, log_records, queued_blocks
+
+    slices = [
+        s
+        for s in ctx.view().latest_merged_file_slices(partitions=partitions)
+        if s.base_file is None and s.log_files
+    ]
+    if not slices:
+        return None
+    committed = frozenset(ctx.active.timeline.commits().times())
+    start = ctx.active.timeline.first.time if ctx.active.timeline.first else None
+    storage = ctx.storage
+    jobs = [
+        (s.partition_path, s.file_id, [ctx.path(log.relative_path) for log in s.log_files])
+        for s in slices
+    ]
+    key_schema = pa.schema([pa.field(RECORD_KEY, pa.string())])
+
+    def run(batches):  # type: ignore[no-untyped-def]
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                partition, file_id, paths = jobs[index]
+                blocks = queued_blocks(storage, paths, InstantFilter(committed, None, start))
+                keys = pa.compute.unique(log_records(blocks, key_schema, None).column(RECORD_KEY))
+                n = len(keys)
+                yield pa.record_batch(
+                    [
+                        keys,
+                        pa.repeat(partition, n).cast(pa.string()),
+                        pa.repeat(file_id, n).cast(pa.string()),
+                        pa.nulls(n, pa.string()),
+                    ],
+                    names=[RECORD_KEY, LOC_PARTITION, LOC_FID, LOC_BASE],
+                )
+
+    indices = spark.createDataFrame([(i,) for i in range(len(jobs))], "i int")
+    return indices.repartition(max(1, min(len(jobs), 8))).mapInArrow(run, LOCATION_SCHEMA)
+
+
 def tag_locations(
     spark: SparkSession,
     ctx: TableContext,
@@ -77,6 +122,10 @@ def tag_locations(
         locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg)
     else:
         locations = existing_locations(spark, ctx, files, cfg)
+    if ctx.config.is_merge_on_read:
+        in_logs = log_only_locations(spark, ctx, None if cfg.is_global_index else partitions)
+        if in_logs is not None:
+            locations = locations.unionByName(in_logs)
     # First narrow the table's keys to the incoming ones with a broadcast semi-join (no shuffle of
     # the whole index), then attach the few matches to the incoming records.
     incoming_keys = incoming.select(F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION))

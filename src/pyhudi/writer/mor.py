@@ -25,7 +25,6 @@ from pyhudi.writer.log_append import LogSpec, SliceState, append_log
 from pyhudi.writer.operations import WriteJob, in_task_combine, register_file_group_writer
 from pyhudi.writer.stats import STATS_DDL, stats_table
 from pyhudi.writer.tasks import (
-    BASE,
     CONTROL_COLUMNS,
     DELETE,
     FID,
@@ -85,8 +84,9 @@ def mor_file_group_function(
                     )
                 ]
             )
-        located = pc.is_valid(group.column(BASE))
-        updates = pc.sum(pc.and_(located, pc.invert(deletes))).as_py() or 0
+        # Everything appended to an existing file group counts as an update (as Hudi's append handle
+        # counts records routed to an existing location).
+        upserts = records.filter(pc.invert(deletes))
         row = append_log(
             spec,
             log_spec,
@@ -95,9 +95,9 @@ def mor_file_group_function(
             file_id,
             token,
             pid,
-            records.filter(pc.invert(deletes)),
+            upserts,
             records.filter(deletes),
-            num_updates=updates,
+            num_updates=upserts.num_rows,
         )
         return stats_table([row])
 

@@ -13,11 +13,18 @@ def _log(hudi_tables, name):
 
 
 def test_inspect_prints_every_block_with_header_and_counts(hudi_tables, capsys):
-    (rollback,) = [p for p in _log(hudi_tables, "mor_parquet__v6_nonpartitioned_rollback") if ".log.2_" in p.name]
+    (rollback,) = [
+        p
+        for p in _log(hudi_tables, "mor_parquet__v6_nonpartitioned_rollback")
+        if ".log.2_" in p.name
+    ]
     assert main(["log", "inspect", str(rollback), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (block,) = report["blocks"]
-    assert block["block_type"] == "COMMAND_BLOCK" and block["target_instant_time"] == "20250126040826878"
+    assert (
+        block["block_type"] == "COMMAND_BLOCK"
+        and block["target_instant_time"] == "20250126040826878"
+    )
 
 
 def test_inspect_with_records_shows_deleted_keys(hudi_tables, capsys):
