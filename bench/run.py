@@ -37,9 +37,11 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         for measure, value in module.run(spark).items():
             results[measure] = value.to_json()
+            unit = "/s" if value.higher_is_better else "s"
+            bound = ">=" if value.higher_is_better else "<="
             print(
-                f"{measure:36s} pyhudi {value.pyhudi_s:8.2f}s  baseline {value.baseline_s:8.2f}s  "
-                f"ratio {value.ratio:5.2f} (target {'>=' if value.higher_is_better else '<='} {value.target})",
+                f"{measure:40s} pyhudi {value.pyhudi_s:10.2f}{unit}  baseline {value.baseline_s:10.2f}{unit}  "
+                f"ratio {value.ratio:5.2f} (target {bound} {value.target})",
                 flush=True,
             )
         print(f"-- {name} took {time.monotonic() - started:.0f}s", flush=True)

@@ -178,12 +178,13 @@ def test_bucket_index_upserts_and_deletes_through_the_data_source(spark, tmp_pat
         "hoodie.index.type": "BUCKET",
         "hoodie.bucket.index.num.buckets": "3",
     }
-    write = lambda df, op: (
-        df.write.format("hudi")
-        .options(**options, **{"hoodie.datasource.write.operation": op})
-        .mode("append")
-        .save(path)
-    )
+
+    def write(df, operation):
+        writer = df.write.format("hudi").options(
+            **options, **{"hoodie.datasource.write.operation": operation}
+        )
+        writer.mode("append").save(path)
+
     write(df_of(spark, trips(0, 30)).repartition(3), "upsert")
     assert len(pyhudi.HudiTable(path).latest_file_slices()) <= 9
     write(df_of(spark, trips(0, 10, ts=2) + trips(50, 4, ts=2)).repartition(2), "upsert")

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -158,10 +159,8 @@ def _delete_table(
     }
     if ordering_field and ordering_field in file_schema.names:
         values = [None if r.is_natural_order else r.ordering_value for r in records]
-        try:
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             columns[ordering_field] = pa.array(values).cast(file_schema.field(ordering_field).type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            pass
     table = conform(pa.table(columns) if records else pa.table({}), file_schema)
     natural = pa.array(
         [r.is_natural_order or r.ordering_value is None for r in records], pa.bool_()
