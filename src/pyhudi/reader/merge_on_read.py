@@ -93,6 +93,37 @@ def slice_winners(task: SliceTask) -> pa.Table:
     return resolve_log(log, MergeMode(task.merge_mode), task.ordering_field)
 
 
+def merge_slice_with_stats(
+    task: SliceTask, base: pa.Table | None
+) -> tuple[pa.Table, dict[str, int]]:
+    """`merge_slice` plus what compaction reports: log records, blocks, updates, inserts, deletes."""
+    instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
+    blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
+    log = log_records(blocks, task.file_schema, task.ordering_field)
+    winners = resolve_log(log, MergeMode(task.merge_mode), task.ordering_field)
+    merged = merge_with_base(base, winners, MergeMode(task.merge_mode), task.ordering_field)
+    in_base = (
+        pc.is_in(winners.column(RECORD_KEY), value_set=base.column(RECORD_KEY)).to_numpy(
+            zero_copy_only=False
+        )
+        if base is not None and winners.num_rows
+        else np.zeros(winners.num_rows, dtype=bool)
+    )
+    deleted = (
+        winners.column(DELETED).to_numpy(zero_copy_only=False)
+        if winners.num_rows
+        else np.zeros(0, bool)
+    )
+    stats = {
+        "total_log_records": log.num_rows,
+        "total_log_blocks": len(blocks),
+        "num_updates": int(np.count_nonzero(in_base & ~deleted)),
+        "num_inserts": int(np.count_nonzero(~in_base & ~deleted)),
+        "num_deletes": int(np.count_nonzero(in_base & deleted)),
+    }
+    return merged, stats
+
+
 def merge_slice(task: SliceTask, base: pa.Table | None) -> pa.Table:
     """The snapshot of one file slice: its base records merged with its log records."""
     if task.skip_merge:

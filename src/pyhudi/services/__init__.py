@@ -1,0 +1,1 @@
+"""Table services: compaction, clustering, clean, archival; scheduled inline, async or standalone."""

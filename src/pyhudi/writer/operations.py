@@ -111,6 +111,33 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
 # ---- operations -----------------------------------------------------------------------------------
 
 
+def reject_updates_under_clustering(job: WriteJob, records: DataFrame, fid_column: str) -> None:
+    """Hudi's default `SparkRejectUpdateStrategy`: no write may touch a file group being clustered."""
+    from pyhudi.config import clustering as ckeys
+    from pyhudi.exceptions import PendingServiceError
+    from pyhudi.fs_view import pending_clustering_file_groups
+
+    if "SparkAllowUpdateStrategy" in (ckeys.UPDATES_STRATEGY.get(job.cfg.options) or ""):
+        return
+    pending = pending_clustering_file_groups(job.ctx.active)
+    if not pending:
+        return
+    by_file_id = {fid: instant for (_, fid), instant in pending.items()}
+    hit = (
+        records.filter(F.col(fid_column).isin(sorted(by_file_id)))
+        .select(fid_column)
+        .limit(1)
+        .collect()
+    )
+    if hit:
+        fid = hit[0][0]
+        raise PendingServiceError(
+            f"records update file group {fid}, which pending clustering {by_file_id[fid]} is rewriting; "
+            "wait for it (or roll it back), or set hoodie.clustering.updates.strategy="
+            "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
+        )
+
+
 def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     """Bucket index: every record goes to its bucket's file group; no index lookup, no small files."""
     from pyhudi.config import index as ikeys
@@ -132,6 +159,7 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         FID,
         BASE,
     )
+    reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
 
 
@@ -186,6 +214,7 @@ def upsert(job: WriteJob) -> Outcome:
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
         tagged = _route_global_moves(job, tagged).persist()
         try:
+            reject_updates_under_clustering(job, tagged, LOC_FID)
             updates = (
                 tagged.filter(F.col(LOC_FID).isNotNull())
                 .withColumn(FID, F.col(LOC_FID))
@@ -245,6 +274,7 @@ def delete(job: WriteJob) -> Outcome:
         .withColumn(FID, F.col(LOC_FID))
         .withColumn(BASE, F.col(LOC_BASE))
     )
+    reject_updates_under_clustering(job, found, FID)
     return Outcome(_write_groups(job, found.drop(LOC_FID, LOC_BASE, LOC_PARTITION)))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
         existing.config.check_writable(path)
     cfg = resolve_write_config(options, existing.config if existing else None)
     if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
-        return _compact(path, cfg, existing)
+        return _compact(df.sparkSession, path, cfg, existing)
     if cfg.operation is WriteOperationType.BOOTSTRAP:
         from pyhudi.bootstrap import run_bootstrap_write
 
@@ -110,15 +111,31 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
         raise
 
 
-def _compact(path: str, cfg: WriteConfig, existing: TableContext | None) -> CommitResult:
+def _compact(spark, path: str, cfg: WriteConfig, existing: TableContext | None) -> CommitResult:  # type: ignore[no-untyped-def]
+    """`hoodie.datasource.write.operation=compact`: run pending compactions (scheduling one if none)."""
     if not cfg.is_merge_on_read or existing is None:
+        table_type = existing.config.table_type.value if existing else "not a table"
         raise UnsupportedOperationError(
-            f"operation {cfg.operation.value.lower()} applies to MERGE_ON_READ tables only; {path} is "
-            f"{existing.config.table_type.value if existing else 'not a table'}"
+            f"operation {cfg.operation.value.lower()} applies to MERGE_ON_READ tables only; {path} is {table_type}"
         )
-    from pyhudi.services.compaction import compact_from_write
+    from pyhudi.services.compaction import pending_compactions, run_compaction
 
-    return compact_from_write(existing, cfg)
+    outcomes = run_compaction(
+        spark, existing, cfg.options, schedule=not pending_compactions(existing), force=True
+    )
+    if not outcomes:
+        raise UnsupportedOperationError(
+            f"nothing to compact in {path}: no file slice has log files"
+        )
+    last = outcomes[-1]
+    result = CommitResult.of(
+        existing.reload(),
+        Action.COMMIT,
+        existing.active.commit_metadata(existing.active.timeline.commits().find(last.instant_time)),
+        last.instant_time,
+        [],
+    )  # type: ignore[arg-type]
+    return dataclasses.replace(result, services=tuple(str(o) for o in outcomes))
 
 
 def _run(
@@ -139,7 +156,7 @@ def _run(
             raise
         raise translated from err
     result = CommitResult.of(ctx, action, metadata, instant_time, transaction.rolled_back)
-    return run_post_commit_services(ctx, cfg, result)
+    return run_post_commit_services(records.sparkSession, ctx, cfg, result)
 
 
 def task_spec(
@@ -188,14 +205,12 @@ def translate_error(err: BaseException, instant_time: str) -> BaseException:
 
 
 def run_post_commit_services(
-    ctx: TableContext, cfg: WriteConfig, result: CommitResult
-) -> CommitResult:
-    """Inline table services after a commit (compaction, clustering, clean, archival)."""
-    try:
-        from pyhudi.services.inline import run_inline_services
-    except ImportError:
-        return result
-    return run_inline_services(ctx, cfg, result)
+    spark, ctx: TableContext, cfg: WriteConfig, result: CommitResult
+) -> CommitResult:  # type: ignore[no-untyped-def]
+    """Table services after a commit (compaction, clustering, clean, archival), inline or async."""
+    from pyhudi.services.inline import run_inline_services
+
+    return run_inline_services(spark, ctx, cfg, result)
 
 
 def check_operation_supported(cfg: WriteConfig) -> None:

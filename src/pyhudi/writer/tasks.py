@@ -54,8 +54,22 @@ def task_identity() -> tuple[int, str]:
 
 
 class _PartitionBuffer:
-    def __init__(self, spec: WriteTaskSpec, partition: str, pid: int, token: str) -> None:
+    """Rows of one partition path in a task, written into files rolled over at the target size.
+
+    `preserve_meta`: the rows keep their commit time and sequence number (clustering).
+    """
+
+    def __init__(
+        self,
+        spec: WriteTaskSpec,
+        partition: str,
+        pid: int,
+        token: str,
+        *,
+        preserve_meta: bool = False,
+    ) -> None:
         self.spec, self.partition, self.pid, self.token = spec, partition, pid, token
+        self.preserve_meta = preserve_meta
         self.prefix = new_file_id_prefix()
         self.file_index = 0
         self.pending: list[pa.Table] = []
@@ -83,7 +97,10 @@ class _PartitionBuffer:
                 task_partition_id=self.pid,
             )
         table = pa.concat_tables(self.pending)
-        self.writer.write_new(table)
+        if self.preserve_meta:
+            self.writer.write_existing(table)
+        else:
+            self.writer.write_new(table)
         self.writer.counts["num_inserts"] += table.num_rows
         self.pending, self.pending_bytes = [], 0
         if self.writer.bytes_written() >= self.spec.sizing.max_file_size_bytes:

@@ -1,0 +1,95 @@
+"""Clustering options (`HoodieClusteringConfig`)."""
+
+from __future__ import annotations
+
+from pyhudi.config.options import boolean, choice, integer, string, string_list
+
+INLINE = boolean(
+    "hoodie.clustering.inline", False, "Schedule and run clustering after every N commits."
+)
+INLINE_MAX_COMMITS = integer(
+    "hoodie.clustering.inline.max.commits", 4, "Commits between inline clusterings."
+)
+SCHEDULE_INLINE = boolean(
+    "hoodie.clustering.schedule.inline",
+    False,
+    "Schedule clustering inline; execution async or standalone.",
+)
+ASYNC_ENABLED = boolean(
+    "hoodie.clustering.async.enabled",
+    False,
+    "Schedule clustering after writes and run it in the background.",
+)
+ASYNC_MAX_COMMITS = integer(
+    "hoodie.clustering.async.max.commits", 4, "Commits between async clusterings."
+)
+SMALL_FILE_LIMIT = integer(
+    "hoodie.clustering.plan.strategy.small.file.limit",
+    300 * 1024 * 1024,
+    "Files below this size are clustered.",
+)
+TARGET_FILE_MAX_BYTES = integer(
+    "hoodie.clustering.plan.strategy.target.file.max.bytes",
+    1024 * 1024 * 1024,
+    "Size of clustering's output files.",
+)
+MAX_BYTES_PER_GROUP = integer(
+    "hoodie.clustering.plan.strategy.max.bytes.per.group",
+    2 * 1024 * 1024 * 1024,
+    "Input bytes of one clustering group.",
+)
+MAX_NUM_GROUPS = integer(
+    "hoodie.clustering.plan.strategy.max.num.groups", 30, "Clustering groups per plan."
+)
+SORT_COLUMNS = string_list(
+    "hoodie.clustering.plan.strategy.sort.columns",
+    None,
+    "Columns the rewritten files are sorted by.",
+)
+SINGLE_GROUP_CLUSTERING = boolean(
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled",
+    True,
+    "Plan groups of a single file slice (they only help when sort columns are set).",
+)
+PARTITION_FILTER_MODE = choice(
+    "hoodie.clustering.plan.partition.filter.mode",
+    "NONE",
+    ("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"),
+    "Which partitions a plan considers.",
+)
+PARTITION_SELECTED = string(
+    "hoodie.clustering.plan.strategy.partition.selected",
+    None,
+    "SELECTED_PARTITIONS: comma-separated partitions.",
+)
+PARTITION_REGEX = string(
+    "hoodie.clustering.plan.strategy.partition.regex.pattern",
+    None,
+    "Only partitions matching this regex.",
+)
+LOOKBACK_PARTITIONS = integer(
+    "hoodie.clustering.plan.strategy.daybased.lookback.partitions",
+    2,
+    "RECENT_DAYS: newest partitions considered.",
+)
+SKIP_LATEST_PARTITIONS = integer(
+    "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions",
+    0,
+    "RECENT_DAYS: newest partitions skipped.",
+)
+UPDATES_STRATEGY = string(
+    "hoodie.clustering.updates.strategy",
+    "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    "Writes to file groups under pending clustering: rejected (default) or allowed "
+    "(SparkAllowUpdateStrategy: the clustering then aborts at commit if its inputs changed).",
+)
+PRESERVE_COMMIT_METADATA = boolean(
+    "hoodie.clustering.preserve.commit.metadata", True, "Clustered records keep their commit time."
+)
+
+PLAN_STRATEGY_CLASS = (
+    "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
+)
+EXECUTION_STRATEGY_CLASS = (
+    "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+)

@@ -1,0 +1,217 @@
+"""Clustering: rewrite groups of small file slices (sorted when asked) as new, larger file groups.
+
+`schedule_clustering` persists a plan as `<t>.replacecommit.requested` (operationType CLUSTER);
+`execute_clustering` moves it to inflight (empty file), reads each group's slices (merged on
+merge-on-read), repartitions them into the planned number of output file groups (range-partitioned
+and sorted by the sort columns if set), writes them with their commit times kept, and completes a
+`replacecommit` whose `partitionToReplaceFileIds` names the input file groups. Readers stop seeing the
+replaced groups at that instant and still see them when time-travelling before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pyhudi.codec import avro_schemas
+from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
+from pyhudi.config import clustering as ckeys
+from pyhudi.exceptions import CommitConflictError, PendingServiceError
+from pyhudi.fs_view.pending import pending_clustering_file_groups, read_requested_plan
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.reader.dataframe import dataframe_for_plan
+from pyhudi.reader.planner import ReadPlan
+from pyhudi.services.clustering_plan import (
+    ClusteringConfig,
+    ClusteringGroup,
+    group_from_avro,
+    plan_clustering,
+)
+from pyhudi.services.common import ServiceOutcome, commit_service, reset_to_requested, service_pool
+from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.base_file import WriteTaskSpec
+from pyhudi.writer.config import resolve_write_config
+from pyhudi.writer.pipeline import task_spec
+from pyhudi.writer.stats import STATS_DDL, stats_table, to_write_stat
+from pyhudi.writer.tasks import _PartitionBuffer, task_identity
+
+
+def pending_clusterings(ctx: TableContext) -> list[Instant]:
+    ctx.reload()
+    times = set(pending_clustering_file_groups(ctx.active).values())
+    return [i for i in ctx.active.timeline.pending() if i.time in times]
+
+
+def commits_since_last_clustering(ctx: TableContext) -> int:
+    timeline = ctx.active.timeline
+    last = None
+    for instant in timeline.commits().with_actions(Action.REPLACE_COMMIT):
+        if ctx.active.commit_metadata(instant).operation_type is WriteOperationType.CLUSTER:
+            last = instant.time
+    return sum(1 for i in timeline.commits() if last is None or i.time > last)
+
+
+def schedule_clustering(
+    ctx: TableContext, options: Mapping[str, str] | None = None
+) -> Instant | None:
+    ctx.reload()
+    plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
+    if plan is None:
+        return None
+    content = avro_schemas.encode_container("HoodieRequestedReplaceMetadata", plan.to_avro(ctx.uri))
+    return ctx.active.create_requested(ctx.new_instant_time(), Action.REPLACE_COMMIT, content)
+
+
+def execute_clustering(
+    spark: SparkSession,
+    ctx: TableContext,
+    instant: Instant | str,
+    options: Mapping[str, str] | None = None,
+) -> ServiceOutcome:
+    ctx.reload()
+    pending = _pending(ctx, instant)
+    requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
+    groups = [group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]
+    sort_columns = _sort_columns(requested)
+    pending = reset_to_requested(ctx, pending)
+    inflight = ctx.active.transition_to_inflight(pending)
+    cfg = resolve_write_config(
+        {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
+    )
+    schema = table_arrow_schema(ctx) or pa.schema([])
+    spec = task_spec(ctx, cfg, schema, inflight.time)
+    try:
+        with service_pool(spark):
+            rows = [
+                row
+                for g in groups
+                for row in _cluster_group(spark, ctx, spec, g, sort_columns, schema)
+            ]
+        _check_conflicts(ctx.reload(), inflight, groups)
+        commit_service(
+            ctx,
+            inflight,
+            WriteOperationType.CLUSTER,
+            _metadata(cfg.table_name, schema, rows, groups),
+        )
+    except BaseException:
+        reset_to_requested(ctx, inflight)
+        raise
+    detail = f"{sum(len(g.slices) for g in groups)} file groups into {len(rows)} in {len(groups)} group(s)"
+    return ServiceOutcome("clustering", inflight.time, detail)
+
+
+def _pending(ctx: TableContext, instant: Instant | str) -> Instant:
+    time = instant.time if isinstance(instant, Instant) else InstantTime(instant)
+    for candidate in pending_clusterings(ctx):
+        if candidate.time == time:
+            return candidate
+    raise PendingServiceError(f"no pending clustering {time} in {ctx.uri}")
+
+
+def _sort_columns(plan: Mapping) -> tuple[str, ...]:
+    params = (plan.get("strategy") or {}).get("strategyParams") or {}
+    value = params.get(ckeys.SORT_COLUMNS.key) or ""
+    return tuple(c.strip() for c in value.split(",") if c.strip())
+
+
+def _group_frame(
+    spark: SparkSession, ctx: TableContext, group: ClusteringGroup, schema: pa.Schema, as_of: str
+) -> DataFrame:
+    visible = ctx.active.timeline.commits().up_to(as_of)
+    plan = ReadPlan(
+        base_uri=ctx.uri,
+        query_type="snapshot",
+        data_schema=schema,
+        base_only=tuple(s for s in group.slices if not s.has_log_files),
+        with_logs=tuple(s for s in group.slices if s.has_log_files),
+        visible_instants=frozenset(visible.times()),
+        as_of=visible.last.time if visible.last else None,
+        timeline_start=ctx.active.timeline.first.time if ctx.active.timeline.first else None,
+    )
+    return dataframe_for_plan(spark, ctx, plan)
+
+
+def _cluster_group(
+    spark: SparkSession,
+    ctx: TableContext,
+    spec: WriteTaskSpec,
+    group: ClusteringGroup,
+    sort_columns: tuple[str, ...],
+    schema: pa.Schema,
+) -> list[dict]:
+    frame = _group_frame(spark, ctx, group, schema, spec.instant_time)
+    count = group.num_output_file_groups
+    if sort_columns:
+        frame = frame.repartitionByRange(count, *sort_columns).sortWithinPartitions(*sort_columns)
+    else:
+        frame = frame.repartition(count)
+    frame = frame.withColumn(PARTITION_PATH, F.lit(group.partition_path))
+    result = frame.mapInArrow(_write_function(spec, group.partition_path), STATS_DDL)
+    return [row.asDict() for row in result.collect()]
+
+
+def _write_function(spec: WriteTaskSpec, partition: str):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pid, token = task_identity()
+        buffer = _PartitionBuffer(spec, partition, pid, token, preserve_meta=True)
+        for batch in batches:
+            if batch.num_rows:
+                buffer.add(pa.Table.from_batches([batch]))
+        yield from stats_table(buffer.close()).to_batches()
+
+    return run
+
+
+def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[ClusteringGroup]) -> None:
+    """Writes after the plan to its input file groups would be lost by the replacement: abort."""
+    inputs = {(s.partition_path, s.file_id) for g in groups for s in g.slices}
+    for instant in ctx.active.timeline.commits():
+        if instant.time <= inflight.time:
+            continue
+        for stat in ctx.active.commit_metadata(instant).write_stats():
+            if (stat.partition_path or "", stat.file_id) in inputs:
+                raise CommitConflictError(
+                    f"clustering {inflight.time} aborted: commit {instant.time} wrote to its input file group "
+                    f"{stat.file_id}; it will be planned again"
+                )
+
+
+def _metadata(
+    table_name: str, schema: pa.Schema, rows: list[dict], groups: list[ClusteringGroup]
+) -> CommitMetadata:
+    by_partition: dict[str, list] = {}
+    for row in rows:
+        stat = to_write_stat(row)
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    replaced: dict[str, list[str]] = {}
+    for group in groups:
+        for s in group.slices:
+            replaced.setdefault(s.partition_path, []).append(s.file_id)
+    return CommitMetadata(
+        partition_to_write_stats={p: tuple(s) for p, s in by_partition.items()},
+        operation_type=WriteOperationType.CLUSTER,
+        extra_metadata={"schema": arrow_to_avro_json(schema, table_name)},
+        partition_to_replace_file_ids={p: tuple(ids) for p, ids in replaced.items()},
+    )
+
+
+def run_clustering(
+    spark: SparkSession,
+    ctx: TableContext,
+    options: Mapping[str, str] | None = None,
+    *,
+    schedule: bool = True,
+) -> list[ServiceOutcome]:
+    """Execute pending clusterings (oldest first) after scheduling a new one if asked."""
+    if schedule:
+        schedule_clustering(ctx, options)
+    return [
+        execute_clustering(spark, ctx, instant, options) for instant in pending_clusterings(ctx)
+    ]

@@ -1,0 +1,78 @@
+"""What every table service shares: picking the Spark session's service pool, committing a
+service instant with marker reconciliation, and undoing a failed or crashed execution."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from pyhudi.codec.file_names import parse_marker
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import IOType, WriteOperationType
+from pyhudi.model.instant import Instant, State
+from pyhudi.table.context import TableContext
+from pyhudi.writer.transaction import WriteTransaction
+
+log = logging.getLogger(__name__)
+SERVICE_POOL = "pyhudi-services"
+
+
+@contextlib.contextmanager
+def service_pool(spark: SparkSession) -> Iterator[None]:
+    """Run the enclosed Spark jobs in the services' scheduler pool (FAIR mode shares the cores)."""
+    context = spark.sparkContext
+    previous = context.getLocalProperty("spark.scheduler.pool")
+    context.setLocalProperty("spark.scheduler.pool", SERVICE_POOL)
+    try:
+        yield
+    finally:
+        context.setLocalProperty("spark.scheduler.pool", previous)  # type: ignore[arg-type]
+
+
+def commit_service(
+    ctx: TableContext, inflight: Instant, operation: WriteOperationType, metadata: CommitMetadata
+) -> Instant:
+    """Complete a service instant: drop files of failed task attempts, write the completed file."""
+    transaction = WriteTransaction(ctx, inflight.action, operation, instant=inflight)
+    return transaction.commit(metadata)
+
+
+def marked_data_files(ctx: TableContext, instant_time: str) -> list[str]:
+    folder = ctx.marker_folder(instant_time)
+    paths = []
+    for status in ctx.storage.walk_files(folder):
+        parsed = parse_marker(status.name)
+        if parsed is None or parsed[1] is IOType.APPEND:
+            continue
+        relative = posixpath.relpath(posixpath.dirname(status.path), folder)
+        paths.append(
+            ctx.path(parsed[0] if relative == "." else posixpath.join(relative, parsed[0]))
+        )
+    return paths
+
+
+def reset_to_requested(ctx: TableContext, instant: Instant) -> Instant:
+    """Undo a failed or killed execution: delete what it wrote, keep the plan (requested) for a retry."""
+    for path in marked_data_files(ctx, instant.time):
+        ctx.storage.delete(path)
+    ctx.storage.delete_dir(ctx.marker_folder(instant.time))
+    if instant.state is State.INFLIGHT:
+        return ctx.active.revert_inflight_to_requested(instant)
+    return instant
+
+
+@dataclass(frozen=True)
+class ServiceOutcome:
+    """A service run, as reported to callers and the CLI."""
+
+    service: str
+    instant_time: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.service} {self.instant_time}: {self.detail}"

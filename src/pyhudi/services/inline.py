@@ -1,0 +1,161 @@
+"""Table services after a commit, in Hudi's order: compaction, clustering, clean, archival.
+
+* inline (`hoodie.compact.inline`, `hoodie.clustering.inline`, `hoodie.clean.automatic`,
+  `hoodie.archive.automatic`): scheduled and executed before the write returns;
+* async (`hoodie.compact.schedule.inline` or streaming's `hoodie.datasource.compaction.async.enable`,
+  `hoodie.clustering.async.enabled`, `hoodie.clean.async`, `hoodie.archive.async`): scheduled here,
+  executed by the table's `ServiceRunner` in the background.
+A failing service is logged and reported in `CommitResult.services`; the write has already committed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+
+from pyspark.sql import SparkSession
+
+from pyhudi.config import clustering as clkeys
+from pyhudi.config import compaction as ckeys
+from pyhudi.table.context import TableContext
+from pyhudi.writer.config import WriteConfig
+
+log = logging.getLogger(__name__)
+#: Set by streaming writes: execute async services in the background (batch writes execute them inline).
+ASYNC_CONTEXT_KEY = "pyhudi.services.async"
+
+
+def run_inline_services(spark: SparkSession, ctx: TableContext, cfg: WriteConfig, result):  # type: ignore[no-untyped-def]
+    options = cfg.options
+    background = options.get(ASYNC_CONTEXT_KEY) == "true"
+    reports: list[str] = []
+    steps: list[tuple[str, Callable[[], list[str]]]] = []
+    if ctx.config.is_merge_on_read:
+        steps.append(("compaction", lambda: _compaction(spark, ctx.base_path, options, background)))
+    steps.append(("clustering", lambda: _clustering(spark, ctx.base_path, options, background)))
+    steps.append(("clean", lambda: _clean(ctx.base_path, options, background)))
+    steps.append(("archival", lambda: _archival(ctx.base_path, options, background)))
+    for name, step in steps:
+        try:
+            reports.extend(step())
+        except Exception as err:
+            log.exception(
+                "%s after commit %s failed; it is retried at a later trigger",
+                name,
+                result.instant_time,
+            )
+            reports.append(f"{name} failed: {err}")
+    return dataclasses.replace(result, services=tuple(reports))
+
+
+def _fresh(base_path: str) -> TableContext:
+    return TableContext.open(base_path)
+
+
+def _submit(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
+    from pyhudi.services.runner import runner_for
+
+    started = runner_for(base_path).submit(kind, action)
+    return [f"{kind}: started in the background"] if started else []
+
+
+def _compaction(
+    spark: SparkSession, base_path: str, options: Mapping[str, str], background: bool
+) -> list[str]:
+    from pyhudi.services.compaction import pending_compactions, run_compaction, schedule_compaction
+
+    ctx = _fresh(base_path)
+    if ckeys.INLINE.get(options) and not background:
+        return [str(o) for o in run_compaction(spark, ctx, options)]
+    asynchronous = ckeys.SCHEDULE_INLINE.get(options) or (
+        background and ckeys.ASYNC_ENABLE.get(options)
+    )
+    if not asynchronous and not (background and ckeys.INLINE.get(options)):
+        return []
+    scheduled = schedule_compaction(ctx, options)
+    reports = [f"compaction {scheduled.time}: scheduled"] if scheduled else []
+    if background and pending_compactions(ctx):
+        reports += _submit(
+            base_path,
+            "compaction",
+            lambda: run_compaction(spark, _fresh(base_path), options, schedule=False),
+        )
+    return reports
+
+
+def _clustering(
+    spark: SparkSession, base_path: str, options: Mapping[str, str], background: bool
+) -> list[str]:
+    from pyhudi.services.clustering import (
+        commits_since_last_clustering,
+        pending_clusterings,
+        run_clustering,
+        schedule_clustering,
+    )
+
+    inline, asynchronous = (
+        clkeys.INLINE.get(options),
+        clkeys.ASYNC_ENABLED.get(options) or clkeys.SCHEDULE_INLINE.get(options),
+    )
+    if not inline and not asynchronous:
+        return []
+    ctx = _fresh(base_path)
+    every = (
+        clkeys.INLINE_MAX_COMMITS.get(options) if inline else clkeys.ASYNC_MAX_COMMITS.get(options)
+    )
+    if inline and not background:
+        if commits_since_last_clustering(ctx) < every:
+            return []
+        return [str(o) for o in run_clustering(spark, ctx, options)]
+    scheduled = (
+        schedule_clustering(ctx, options)
+        if commits_since_last_clustering(ctx) >= every and not pending_clusterings(ctx)
+        else None
+    )
+    reports = [f"clustering {scheduled.time}: scheduled"] if scheduled else []
+    if background and pending_clusterings(ctx):
+        reports += _submit(
+            base_path,
+            "clustering",
+            lambda: run_clustering(spark, _fresh(base_path), options, schedule=False),
+        )
+    return reports
+
+
+def _clean(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+    try:
+        from pyhudi.config import clean as cleankeys
+        from pyhudi.services.clean import CleanConfig, run_clean
+    except ImportError:
+        return []
+    if not cleankeys.AUTOMATIC.get(options):
+        return []
+    action = lambda: run_clean(_fresh(base_path), CleanConfig.from_options(options))  # noqa: E731
+    if background or cleankeys.ASYNC.get(options):
+        return (
+            _submit(base_path, "clean", action)
+            if background
+            else _submit_or_run(base_path, "clean", action)
+        )
+    outcome = action()
+    return [f"clean: {outcome}"] if outcome else []
+
+
+def _archival(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+    try:
+        from pyhudi.config import archival as archivekeys
+        from pyhudi.services.archival import ArchivalConfig, archive
+    except ImportError:
+        return []
+    if not archivekeys.AUTOMATIC.get(options):
+        return []
+    action = lambda: archive(_fresh(base_path), ArchivalConfig.from_options(options))  # noqa: E731
+    if background or archivekeys.ASYNC.get(options):
+        return _submit(base_path, "archival", action)
+    outcome = action()
+    return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []
+
+
+def _submit_or_run(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
+    return _submit(base_path, kind, action)
