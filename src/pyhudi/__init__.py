@@ -5,7 +5,7 @@ result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
 df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 """
 
-from pyhudi.api import HudiTable, read, write
+from pyhudi.api import HudiTable, read, stream_write, write
 from pyhudi.exceptions import (
     CommitConflictError,
     ConfigError,
@@ -37,5 +37,6 @@ __all__ = [
     "WriteError",
     "__version__",
     "read",
+    "stream_write",
     "write",
 ]

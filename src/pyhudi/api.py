@@ -53,6 +53,35 @@ def read(
     return _read(spark, path, options, filters=filters)
 
 
+def stream_write(
+    streaming_df: DataFrame,
+    path: str,
+    options: Mapping[str, str],
+    *,
+    checkpoint_location: str,
+    trigger: Mapping[str, Any] | None = None,
+    query_name: str | None = None,
+):  # type: ignore[no-untyped-def]
+    """Write a streaming DataFrame into a Hudi table, one commit per micro-batch, exactly once.
+
+    >>> query = pyhudi.stream_write(stream, "/data/trips", options,  # doctest: +SKIP
+    ...     checkpoint_location="/chk/trips", trigger={"availableNow": True})
+    >>> query.awaitTermination()  # doctest: +SKIP
+    """
+    from pyhudi.spark.datasource import register
+    from pyhudi.spark.streaming import stream_write as _stream_write
+
+    register(streaming_df.sparkSession)
+    return _stream_write(
+        streaming_df,
+        path,
+        options,
+        checkpoint_location=checkpoint_location,
+        trigger=trigger,
+        query_name=query_name,
+    )
+
+
 class HudiTable:
     """A Hudi table on storage: inspect its timeline, file groups and schema; run table services."""
 

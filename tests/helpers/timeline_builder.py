@@ -5,7 +5,7 @@ files are what Hudi writes: JSON commit metadata, Avro compaction/clustering pla
 
 >>> tb = TimelineBuilder.create(tmp_path)                    # doctest: +SKIP
 >>> t1 = tb.write(Base("p=1", "a-0"), Base("p=1", "b-0"))   # doctest: +SKIP
->>> t2 = tb.write(Base("p=1", "a-0"))                       # a new slice of file group a-0
+>>> t2 = tb.write(Base("p=1", "a-0"))  # a new slice of a-0  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import time as clock
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class TimelineBuilder:
     ctx: TableContext
     #: (partition, fileId) -> base instant -> the slice's file names
     slices: dict[tuple[str, str], dict[str, _Slice]] = field(default_factory=dict)
+    #: When set, instants take their times from here (e.g. fixed past times for the hours policy).
+    times: Iterator[str] | None = None
     _tokens: int = 0
 
     @classmethod
@@ -80,6 +83,11 @@ class TimelineBuilder:
     @property
     def is_mor(self) -> bool:
         return self.ctx.config.is_merge_on_read
+
+    def _instant_time(self, time: str | None) -> InstantTime:
+        if time is None and self.times is not None:
+            time = next(self.times)
+        return InstantTime(time) if time else self.ctx.new_instant_time()
 
     # ---- writes -------------------------------------------------------------------------------
     def write(
@@ -93,12 +101,17 @@ class TimelineBuilder:
     ) -> InstantTime:
         """One write instant; `complete=False` leaves it inflight with markers (a failed write)."""
         action = action or (Action.DELTA_COMMIT if self.is_mor else Action.COMMIT)
-        instant_time = InstantTime(time) if time else self.ctx.new_instant_time()
+        instant_time = self._instant_time(time)
         requested_content = b""
         if action is Action.REPLACE_COMMIT:
             requested_content = encode_container(
                 "HoodieRequestedReplaceMetadata",
-                {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
+                {
+                    "operationType": None,
+                    "clusteringPlan": None,
+                    "extraMetadata": None,
+                    "version": None,
+                },
             )
         requested = self.ctx.active.create_requested(instant_time, action, requested_content)
         inflight = self.ctx.active.transition_to_inflight(requested)
@@ -137,8 +150,10 @@ class TimelineBuilder:
         relative = join_partition(spec.partition, name)
         self.file(relative).write_bytes(b"PAR1 placeholder " + name.encode())
         if markers:
-            marker = Path(self.ctx.marker_folder(instant_time)) / spec.partition / marker_name(
-                name, io_type
+            marker = (
+                Path(self.ctx.marker_folder(instant_time))
+                / spec.partition
+                / marker_name(name, io_type)
             )
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_bytes(b"")
@@ -160,24 +175,9 @@ class TimelineBuilder:
         self, *groups: tuple[str, str], execute: bool = True, time: str | None = None
     ) -> InstantTime:
         """Schedule (and by default run) a compaction of the latest slices of `groups`."""
-        instant_time = InstantTime(time) if time else self.ctx.new_instant_time()
-        operations = []
-        for partition, file_id in groups:
-            base_instant = max(self.slices[(partition, file_id)])
-            current = self.slices[(partition, file_id)][base_instant]
-            operations.append(
-                {
-                    "baseInstantTime": base_instant,
-                    "deltaFilePaths": list(current.logs),
-                    "dataFilePath": current.base,
-                    "fileId": file_id,
-                    "partitionPath": partition,
-                    "metrics": {},
-                    "bootstrapFilePath": None,
-                }
-            )
+        instant_time = self._instant_time(time)
         plan = {
-            "operations": operations,
+            "operations": [self._compaction_operation(p, fid) for p, fid in groups],
             "extraMetadata": None,
             "version": 2,
             "strategy": None,
@@ -203,9 +203,22 @@ class TimelineBuilder:
             self.ctx.active.complete(inflight, encode_commit_metadata(metadata))
         return instant_time
 
+    def _compaction_operation(self, partition: str, file_id: str) -> dict:
+        base_instant = max(self.slices[(partition, file_id)])
+        current = self.slices[(partition, file_id)][base_instant]
+        return {
+            "baseInstantTime": base_instant,
+            "deltaFilePaths": list(current.logs),
+            "dataFilePath": current.base,
+            "fileId": file_id,
+            "partitionPath": partition,
+            "metrics": {},
+            "bootstrapFilePath": None,
+        }
+
     def pending_clustering(self, *groups: tuple[str, str], time: str | None = None) -> InstantTime:
         """A scheduled (not executed) clustering of the latest slices of `groups`."""
-        instant_time = InstantTime(time) if time else self.ctx.new_instant_time()
+        instant_time = self._instant_time(time)
         slices = []
         for partition, file_id in groups:
             current = self.slices[(partition, file_id)][max(self.slices[(partition, file_id)])]
@@ -221,9 +234,26 @@ class TimelineBuilder:
                     "version": 1,
                 }
             )
-        group = {"slices": slices, "metrics": {}, "numOutputFileGroups": 1, "extraMetadata": None, "version": 1}
-        plan = {"inputGroups": [group], "strategy": None, "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True}
-        requested = {"operationType": "CLUSTER", "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
+        group = {
+            "slices": slices,
+            "metrics": {},
+            "numOutputFileGroups": 1,
+            "extraMetadata": None,
+            "version": 1,
+        }
+        plan = {
+            "inputGroups": [group],
+            "strategy": None,
+            "extraMetadata": {},
+            "version": 1,
+            "preserveHoodieMetadata": True,
+        }
+        requested = {
+            "operationType": "CLUSTER",
+            "clusteringPlan": plan,
+            "extraMetadata": {},
+            "version": 1,
+        }
         self.ctx.active.create_requested(
             instant_time,
             Action.REPLACE_COMMIT,

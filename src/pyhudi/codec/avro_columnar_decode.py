@@ -21,6 +21,8 @@ from pyhudi.codec.schema import avro_to_arrow
 from pyhudi.exceptions import CorruptFileError
 
 _I32 = struct.Struct(">i")
+#: Records decoded together: the per-record arrays of a batch stay in the CPU caches.
+BATCH_ROWS = 65536
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _WIDTH = {"float": "<f4", "double": "<f8"}
 _NUMPY = {"int": np.int32, "long": np.int64, "float": np.float32, "double": np.float64}
@@ -39,6 +41,19 @@ def decode_block_content(
     count = avro_record_count(content)
     buf = np.frombuffer(content, np.uint8)
     starts, ends = _record_bounds(content, count)
+    fields = [pa.field(s.name, natural_type(s), s.nullable) for s in specs]
+    batches = [
+        _decode_batch(specs, buf, starts[i : i + BATCH_ROWS], ends[i : i + BATCH_ROWS], i)
+        for i in range(0, count, BATCH_ROWS)
+    ]
+    table = pa.Table.from_batches(batches, schema=pa.schema(fields))
+    return _conform(table, arrow_schema if arrow_schema is not None else avro_to_arrow(schema_json))
+
+
+def _decode_batch(
+    specs: tuple[ColumnSpec, ...], buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: int
+) -> pa.RecordBatch:
+    """Records `first`.. (their starts and ends given) decoded field by field in lockstep."""
     pos = starts + 4
     try:
         columns = [_decode_column(spec, buf, pos, ends) for spec in specs]
@@ -48,10 +63,10 @@ def decode_block_content(
     if bad.size:
         i = int(bad[0])
         used, length = int(pos[i] - starts[i] - 4), int(ends[i] - starts[i] - 4)
-        raise CorruptFileError(f"Avro record {i} decodes to {used} bytes, its prefix says {length}")
-    fields = [pa.field(s.name, natural_type(s), s.nullable) for s in specs]
-    table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-    return _conform(table, arrow_schema if arrow_schema is not None else avro_to_arrow(schema_json))
+        raise CorruptFileError(
+            f"Avro record {first + i} decodes to {used} bytes, its prefix says {length}"
+        )
+    return pa.RecordBatch.from_arrays(columns, names=[s.name for s in specs])
 
 
 def _record_bounds(content: bytes | memoryview, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,6 +121,9 @@ def _decode_column(
 
 def _read_branch(spec: ColumnSpec, buf: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
     """The union branch of every record (pos advanced); None when no record is null."""
+    if len(pos) and (buf[pos] == 2 * spec.value_index).all():  # the usual: one byte, no nulls
+        pos += 1
+        return None
     index, pos[:] = _read_long(buf, pos)
     is_value = index == spec.value_index
     if is_value.all():
@@ -126,22 +144,78 @@ def _spread(values: np.ndarray, rows: np.ndarray, pos: np.ndarray, spec: ColumnS
     return full
 
 
+def _load(buf: np.ndarray, pos: np.ndarray, dtype: str) -> np.ndarray:
+    """The little-endian `dtype` value at every position (bytes past the end read as zero)."""
+    width = np.dtype(dtype).itemsize
+    limit = len(buf) - width
+    if len(pos) and limit >= 0 and pos[-1] <= limit:  # positions ascend: pos[-1] is the largest
+        return np.ndarray((limit + 1,), dtype, buffer=buf, strides=(1,))[pos]
+    tail_start = max(limit, 0)
+    padded = np.zeros(len(buf) - tail_start + width, np.uint8)
+    padded[: len(buf) - tail_start] = buf[tail_start:]
+    values = np.zeros(len(pos), dtype)
+    near = pos >= tail_start
+    values[near] = np.ndarray((width + 1,), dtype, buffer=padded, strides=(1,))[
+        pos[near] - tail_start
+    ]
+    if limit >= 0:
+        values[~near] = np.ndarray((limit + 1,), dtype, buffer=buf, strides=(1,))[pos[~near]]
+    return values
+
+
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_LOW_SEVEN = np.uint64(0x7F7F7F7F7F7F7F7F)
+#: Gathering the 7-bit groups of 8 bytes: (mask of the low half, mask of the high half, shift).
+_SQUEEZE = tuple(
+    (np.uint64(low), np.uint64(high), np.uint64(shift))
+    for low, high, shift in (
+        (0x007F007F007F007F, 0x7F007F007F007F00, 1),
+        (0x00003FFF00003FFF, 0x3FFF00003FFF0000, 2),
+        (0x000000000FFFFFFF, 0x0FFFFFFF00000000, 4),
+    )
+)
+
+
 def _read_varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Raw (still zigzagged) varint of every position, and its byte count."""
+    """Raw (still zigzagged) varint at every position, and its byte count."""
     first = buf[pos]
-    value = (first & 0x7F).astype(np.uint64)
-    size = np.ones(len(pos), np.int64)
+    value, size = first.astype(np.uint64), np.ones(len(pos), np.int64)
     more = np.flatnonzero(first >= 0x80)
-    shift = 7
-    while more.size:
-        if shift > 63:
-            raise CorruptFileError("an Avro varint is longer than 10 bytes")
-        byte = buf[pos[more] + shift // 7]
-        value[more] |= (byte & 0x7F).astype(np.uint64) << np.uint64(shift)
-        size[more] += 1
-        more = more[byte >= 0x80]
-        shift += 7
+    if more.size == len(pos):
+        return _read_long_varints(buf, pos)
+    if more.size:
+        value[more], size[more] = _read_long_varints(buf, pos[more])
     return value, size
+
+
+def _read_long_varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Varints of any length: the 8 bytes at each position are loaded as one little-endian
+    uint64; the first byte without its high bit ends the varint; the 7-bit groups are squeezed
+    together with three shift steps."""
+    word = _load(buf, pos, "<u8")
+    stops = ~word & _HIGH_BITS
+    last = stops & (~stops + np.uint64(1))  # the high bit of the varint's last byte (0: none)
+    size = np.bitwise_count((last - np.uint64(1)) & _HIGH_BITS).astype(np.int64) + 1
+    value = word & (last | (last - np.uint64(1))) & _LOW_SEVEN
+    for low, high, shift in _SQUEEZE:
+        value = (value & low) | ((value & high) >> shift)
+    long_rows = np.flatnonzero(size > 8)
+    if long_rows.size:
+        _finish_long_varints(buf, pos, value, size, long_rows)
+    return value, size
+
+
+def _finish_long_varints(
+    buf: np.ndarray, pos: np.ndarray, value: np.ndarray, size: np.ndarray, rows: np.ndarray
+) -> None:
+    """Bytes 9 and 10 of the varints longer than 8 bytes (value and size updated in place)."""
+    for index in (8, 9):
+        byte = buf[pos[rows] + index]
+        value[rows] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * index)
+        size[rows] = index + 1
+        rows = rows[byte >= 0x80]
+    if rows.size:
+        raise CorruptFileError("an Avro varint is longer than 10 bytes")
 
 
 def _read_long(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,8 +247,7 @@ def _read_values(
     if kind == "boolean":
         return buf[p] != 0, p + 1
     if kind in _WIDTH:
-        width = np.dtype(_WIDTH[kind]).itemsize
-        return _gather(buf, p, width).view(_WIDTH[kind]).reshape(-1), p + width
+        return _load(buf, p, _WIDTH[kind]), p + np.dtype(_WIDTH[kind]).itemsize
     if kind == "fixed":
         return _gather(buf, p, spec.size), p + spec.size
     value, after = _read_long(buf, p)
@@ -248,6 +321,7 @@ def _payloads(
     whole = pa.Array.from_buffers(
         pa.large_binary(), 2 * n, [None, pa.py_buffer(offsets), pa.py_buffer(buf)]
     )
-    taken = whole.take(pa.array(np.arange(0, 2 * n, 2)))
+    even = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.arange(0, 2 * n, 2))])
+    taken = whole.take(even)
     out = pa.Array.from_buffers(pa.large_binary(), n, [validity, *taken.buffers()[1:]])
     return out.cast(arrow_type)  # to string: validates the UTF-8

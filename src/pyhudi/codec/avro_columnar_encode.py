@@ -1,10 +1,11 @@
 """Columnar Avro encoder: Arrow table -> schemaless Avro records (layout: `avro_columnar`).
 
-Every field becomes one or two per-row pieces: a `_Bytes` piece (an `n x w` byte matrix with a mask
-of the bytes each row uses: union branch, varints, fixed-width values, string length prefixes) and,
-for strings and bytes, a `_Slices` piece (the payloads, back to back). Adjacent `_Bytes` pieces are
-merged and compacted with one boolean mask; then all pieces are laid out field after field in one
-buffer, and an Arrow `take` with row-major indices copies them into record order.
+Rows are encoded in batches of `BATCH_ROWS`. In a batch every field becomes one or two per-row
+pieces: a `_Bytes` piece (byte columns, each with the rows that use it: union branch, varint
+bytes, fixed-width values, string length prefixes) and, for strings and bytes, a `_Slices` piece
+(the payloads, back to back). Each run of adjacent `_Bytes` pieces is written into one `n x w`
+matrix and compacted with its mask; the pieces are then laid out piece after piece in one binary
+array, and an Arrow `take` with row-major indices copies them into record order.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pyarrow.compute as pc
 
 from pyhudi.codec.avro_columnar import ColumnSpec, natural_type, require_specs
 
+#: Rows encoded together: the per-row arrays of a batch stay in the CPU caches.
+BATCH_ROWS = 65_536
 _HEADER = struct.Struct(">ii")
 _BLOCK_CONTENT_VERSION = 3
 _TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -27,11 +30,20 @@ _BYTE_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
 
 @dataclass
 class _Bytes:
-    """Per-row short byte strings: row i is `matrix[i][mask[i]]` (all `w` bytes if mask is None)."""
+    """Short per-row byte strings: row i is `column[i]` of each column whose mask has row i."""
 
-    matrix: np.ndarray  # (n, w) uint8
+    columns: list[np.ndarray]  # (n,) uint8 each
+    masks: list[np.ndarray | None]  # (n,) bool each; None: every row uses the byte
     lengths: np.ndarray  # (n,) int64
-    mask: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, matrix: np.ndarray, masks: list[np.ndarray | None] | None = None) -> _Bytes:
+        """Every row uses the columns of `matrix` its masks allow (all of them by default)."""
+        n, width = matrix.shape
+        masks = masks if masks is not None else [None] * width
+        lengths = sum((m for m in masks if m is not None), np.zeros(n, np.int64))
+        lengths += sum(m is None for m in masks)
+        return cls([matrix[:, j] for j in range(width)], masks, lengths)
 
 
 @dataclass
@@ -47,36 +59,59 @@ _Piece = _Bytes | _Slices
 
 def encode_table(table: pa.Table, schema_json: str) -> tuple[np.ndarray, np.ndarray]:
     """The Avro binary of every row: records back to back (uint8) and their n+1 int64 offsets."""
-    pieces = _table_pieces(table, require_specs(schema_json))
-    data, offsets, per_row = _interleave(pieces, table.num_rows)
-    return data, offsets[::per_row]
+    specs = require_specs(schema_json)
+    batches = [_encode_batch(batch, specs, False) for batch in _batches(table, specs)]
+    if len(batches) == 1:
+        return batches[0]
+    data = np.concatenate([d for d, _ in batches])
+    bases = np.cumsum([0] + [len(d) for d, _ in batches])
+    offsets = [o[:-1] + base for (_, o), base in zip(batches, bases)]
+    return data, np.concatenate([*offsets, bases[-1:]])
 
 
 def encode_block_content(table: pa.Table, schema_json: str) -> bytes:
     """AVRO_DATA_BLOCK content: int32 3, int32 count, then per record int32 length + Avro."""
-    pieces = _table_pieces(table, require_specs(schema_json))
-    n = table.num_rows
-    lengths = sum((_row_lengths(p) for p in pieces), np.zeros(n, np.int64))
-    if n and int(lengths.max()) > 2**31 - 1:
-        raise ValueError("an Avro record is longer than 2 GiB")
-    prefix = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
-    pieces.insert(0, _Bytes(prefix, np.full(n, 4, np.int64)))
-    data, _, _ = _interleave(pieces, n)
-    return b"".join((_HEADER.pack(_BLOCK_CONTENT_VERSION, n), memoryview(data)))
+    specs = require_specs(schema_json)
+    head = _HEADER.pack(_BLOCK_CONTENT_VERSION, table.num_rows)
+    parts = (memoryview(_encode_batch(b, specs, True)[0]) for b in _batches(table, specs))
+    return b"".join((head, *parts))
 
 
-def _table_pieces(table: pa.Table, specs: tuple[ColumnSpec, ...]) -> list[_Piece]:
-    pieces: list[_Piece] = []
+def _batches(table: pa.Table, specs: tuple[ColumnSpec, ...]) -> list[list[pa.Array]]:
+    """The columns of the Avro fields in slices of BATCH_ROWS rows (at least one slice)."""
     for spec in specs:
         if spec.name not in table.column_names:
             raise ValueError(f"the table has no column for Avro field {spec.name!r}")
-        column = table.column(spec.name)
-        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-        pieces.extend(_field_pieces(spec, array))
-    return pieces
+    columns = [table.column(spec.name) for spec in specs]
+    starts = range(0, max(table.num_rows, 1), BATCH_ROWS)
+    return [[_single(c.slice(start, BATCH_ROWS)) for c in columns] for start in starts]
+
+
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+
+
+def _encode_batch(
+    columns: list[pa.Array], specs: tuple[ColumnSpec, ...], length_prefix: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The records of one batch (each after its int32 length if `length_prefix`), and offsets."""
+    n = len(columns[0]) if columns else 0
+    pieces = [p for spec, array in zip(specs, columns) for p in _field_pieces(spec, array)]
+    if length_prefix:
+        lengths = sum((_row_lengths(p) for p in pieces), np.zeros(n, np.int64))
+        if n and int(lengths.max()) > 2**31 - 1:
+            raise ValueError("an Avro record is longer than 2 GiB")
+        pieces.insert(0, _Bytes.of(lengths.astype(">i4").view(np.uint8).reshape(n, 4)))
+    return _interleave(pieces, n)
+
+
+# ---- one field ------------------------------------------------------------------------------
 
 
 def _field_pieces(spec: ColumnSpec, array: pa.Array) -> list[_Piece]:
+    """The union branch and value bytes of one field, then its payloads (strings, bytes)."""
     valid = _validity(array)
     if valid is not None and not spec.nullable:
         raise ValueError(
@@ -86,21 +121,15 @@ def _field_pieces(spec: ColumnSpec, array: pa.Array) -> list[_Piece]:
         head, tail = _value_pieces(spec, array, valid)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as err:
         raise ValueError(f"Avro field {spec.name!r}: cannot encode {array.type}: {err}") from err
-    if valid is not None:
-        mask = head.mask if head.mask is not None else np.ones(head.matrix.shape, bool)
-        head = _Bytes(head.matrix, np.where(valid, head.lengths, 0), mask & valid[:, None])
+    if valid is not None:  # null rows: branch only
+        masks = [valid if m is None else m & valid for m in head.masks]
+        head = _Bytes(head.columns, masks, np.where(valid, head.lengths, 0))
     if spec.union:
-        head = _merge([_branch(spec, valid, len(array)), head])
+        branch = np.full(len(array), 2 * spec.value_index, np.uint8)  # zigzag varint of 0 or 1
+        if valid is not None:
+            branch[~valid] = 2 * spec.null_index
+        head = _Bytes([branch, *head.columns], [None, *head.masks], head.lengths + 1)
     return [head] if tail is None else [head, tail]
-
-
-def _branch(spec: ColumnSpec, valid: np.ndarray | None, n: int) -> _Bytes:
-    """The union branch index, a zigzag varint of 0 or 1: one byte `00` or `02`."""
-    if valid is None:
-        matrix = np.full((n, 1), 2 * spec.value_index, np.uint8)
-    else:
-        matrix = np.where(valid, 2 * spec.value_index, 2 * spec.null_index).astype(np.uint8)
-    return _Bytes(matrix.reshape(n, 1), np.ones(n, np.int64))
 
 
 def _validity(array: pa.Array) -> np.ndarray | None:
@@ -115,34 +144,30 @@ def _validity(array: pa.Array) -> np.ndarray | None:
 def _fixed_values(array: pa.Array, dtype: str) -> np.ndarray:
     """The values buffer of a fixed-width array, as numpy (garbage under nulls)."""
     width = np.dtype(dtype).itemsize
-    buffer = array.buffers()[1]
-    start = array.offset * width
-    return np.frombuffer(buffer, dtype, count=len(array), offset=start)
+    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * width)
 
 
 def _value_pieces(
     spec: ColumnSpec, array: pa.Array, valid: np.ndarray | None
 ) -> tuple[_Bytes, _Slices | None]:
-    if spec.kind in ("string", "bytes") and spec.logical != "decimal":
-        return _string_pieces(spec, array, valid)
     if spec.logical == "decimal":
         return _decimal_piece(spec, array), None
+    if spec.kind in ("string", "bytes"):
+        return _string_pieces(spec, array, valid)
     if spec.kind == "fixed":
-        matrix = _fixed_matrix(array.cast(pa.binary(spec.size)), spec.size)
-        return _Bytes(matrix, np.full(len(array), spec.size, np.int64)), None
+        return _Bytes.of(_fixed_matrix(array.cast(pa.binary(spec.size)), spec.size)), None
     if spec.kind == "boolean":
-        bits = _fixed_values(array.cast(pa.uint8()), "u1").reshape(-1, 1)
-        return _Bytes(bits, np.ones(len(array), np.int64)), None
+        return _Bytes.of(_fixed_values(array.cast(pa.uint8()), "u1").reshape(-1, 1)), None
     if spec.kind in ("float", "double"):
-        dtype = "<f4" if spec.kind == "float" else "<f8"
-        values = _fixed_values(array.cast(natural_type(spec)), dtype)
-        width = values.dtype.itemsize
-        return _Bytes(values.view(np.uint8).reshape(-1, width), np.full(len(array), width)), None
+        values = _fixed_values(
+            array.cast(natural_type(spec)), "<f4" if spec.kind == "float" else "<f8"
+        )
+        return _Bytes.of(values.view(np.uint8).reshape(len(values), -1)), None
     return _varint_piece(_integers(spec, array)), None
 
 
 def _integers(spec: ColumnSpec, array: pa.Array) -> np.ndarray:
-    """int64 values of an int/long field: enum indices, days, epoch units, plain integers."""
+    """int64 values of an int/long/enum field: enum indices, days, epoch units, plain integers."""
     if spec.kind == "enum":
         indices = pc.index_in(array.cast(pa.string()), value_set=pa.array(spec.symbols))
         if indices.null_count != array.null_count:
@@ -151,39 +176,38 @@ def _integers(spec: ColumnSpec, array: pa.Array) -> np.ndarray:
     target = natural_type(spec)
     if pa.types.is_timestamp(target) and pa.types.is_timestamp(array.type):
         return _rescale_time(array, target.unit)
-    if pa.types.is_date(target) and pa.types.is_date64(array.type):
+    if pa.types.is_date32(target) and pa.types.is_date64(array.type):
         return _fixed_values(array, "<i8") // 86_400_000
     if not pa.types.is_integer(array.type):
         array = array.cast(target)
-    width = 4 if spec.kind == "int" else 8
-    return _fixed_values(array.cast(pa.int32() if width == 4 else pa.int64()), f"<i{width}")
+    if spec.kind == "int":
+        return _fixed_values(array.cast(pa.int32()), "<i4").astype(np.int64)
+    return _fixed_values(array.cast(pa.int64()), "<i8")
 
 
 def _rescale_time(array: pa.Array, unit: str) -> np.ndarray:
     """Epoch values in `unit`, rounded down like fastavro (`timestamp-millis` of microseconds)."""
     values = _fixed_values(array, "<i8")
     have, want = _TIME_UNITS[array.type.unit], _TIME_UNITS[unit]
-    if have > want:
-        return values // (have // want)
-    return values * (want // have)
+    return values // (have // want) if have > want else values * (want // have)
 
 
 def _varint_piece(values: np.ndarray) -> _Bytes:
     """Zigzag varints of int64 values: 7 bits a byte, low group first, high bit = more follow."""
     rest = ((values << 1) ^ (values >> 63)).view(np.uint64)
-    n = len(values)
-    top = int(rest.max()) if n else 0
-    width = max(1, (top.bit_length() + 6) // 7)
-    matrix = np.empty((n, width), np.uint8)
-    lengths = np.ones(n, np.int64)
-    for j in range(width):
-        nxt = rest >> np.uint64(7)
-        more = nxt != 0
-        matrix[:, j] = (rest & np.uint64(0x7F)).astype(np.uint8) | (more.view(np.uint8) << 7)
+    top = int(rest.max()) if len(values) else 0
+    columns: list[np.ndarray] = []
+    masks: list[np.ndarray | None] = []
+    lengths = np.ones(len(values), np.int64)
+    used = None  # the rows that reach byte j: all for the first byte
+    for _ in range(max(1, (top.bit_length() + 6) // 7)):
+        more = rest >= 0x80
+        columns.append((rest & np.uint64(0x7F)).astype(np.uint8) | (more.view(np.uint8) << 7))
+        masks.append(used)
+        used = more
         lengths += more
-        rest = nxt
-    mask = None if n == 0 or int(lengths.min()) == width else np.arange(width) < lengths[:, None]
-    return _Bytes(matrix, lengths, mask)
+        rest = rest >> np.uint64(7)
+    return _Bytes(columns, masks, lengths)
 
 
 def _string_pieces(
@@ -201,31 +225,29 @@ def _string_pieces(
         return _string_pieces(spec, pc.if_else(pa.array(valid), array, empty), None)
     data = array.buffers()[2]
     payload = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    payload = payload[offsets[0] : offsets[-1]]
-    return _varint_piece(lengths), _Slices(payload, offsets - offsets[0])
+    return _varint_piece(lengths), _Slices(payload[offsets[0] : offsets[-1]], offsets - offsets[0])
 
 
 def _fixed_matrix(array: pa.Array, size: int) -> np.ndarray:
-    buffer = array.buffers()[1]
-    flat = np.frombuffer(buffer, np.uint8, count=len(array) * size, offset=array.offset * size)
+    flat = np.frombuffer(array.buffers()[1], np.uint8, len(array) * size, array.offset * size)
     return flat.reshape(len(array), size)
+
+
+# ---- decimals -------------------------------------------------------------------------------
 
 
 def _decimal_piece(spec: ColumnSpec, array: pa.Array) -> _Bytes:
     """Big-endian two's complement of the unscaled values (fixed: sign-extended to the size)."""
     array = array.cast(pa.decimal128(spec.precision, spec.scale))
-    n = len(array)
     big_endian = _fixed_matrix(array, 16)[:, ::-1]  # decimal128 is 16 bytes little-endian
     negative = big_endian[:, 0] >= 0x80
     if spec.kind == "fixed":
-        return _Bytes(_sign_extend(big_endian, negative, spec), np.full(n, spec.size, np.int64))
+        return _Bytes.of(_sign_extend(big_endian, negative, spec))
     size = _decimal_sizes(big_endian, negative)
-    if n and int(size.max()) > 16:
+    if len(size) and int(size.max()) > 16:
         raise ValueError(f"Avro field {spec.name!r}: a decimal does not fit 16 bytes")
-    prefix = _varint_piece(size)
-    mask = np.arange(16) >= (16 - size)[:, None]
-    matrix = np.hstack((prefix.matrix, big_endian))
-    return _Bytes(matrix, size + 1, np.hstack((np.ones((n, 1), bool), mask)))
+    masks: list[np.ndarray | None] = [None, *(size > 15 - j for j in range(16))]
+    return _Bytes.of(np.hstack((_varint_piece(size).columns[0][:, None], big_endian)), masks)
 
 
 def _decimal_sizes(big_endian: np.ndarray, negative: np.ndarray) -> np.ndarray:
@@ -246,45 +268,45 @@ def _decimal_sizes(big_endian: np.ndarray, negative: np.ndarray) -> np.ndarray:
 
 
 def _sign_extend(big_endian: np.ndarray, negative: np.ndarray, spec: ColumnSpec) -> np.ndarray:
-    size, n = spec.size, len(big_endian)
-    if size >= 16:
-        fill = np.where(negative, 0xFF, 0).astype(np.uint8)
-        return np.hstack((np.repeat(fill[:, None], size - 16, axis=1), big_endian))
-    dropped = big_endian[:, : 16 - size]
+    """The values as `spec.size` bytes; ValueError if one does not fit."""
+    size = spec.size
     sign = np.where(negative, 0xFF, 0).astype(np.uint8)[:, None]
-    kept_sign = big_endian[:, 16 - size] >= 0x80
-    if n and ((dropped != sign).any() or (kept_sign != negative).any()):
+    if size >= 16:
+        return np.hstack((np.repeat(sign, size - 16, axis=1), big_endian))
+    dropped, kept = big_endian[:, : 16 - size], big_endian[:, 16 - size :]
+    if len(kept) and ((dropped != sign).any() or ((kept[:, 0] >= 0x80) != negative).any()):
         raise ValueError(f"Avro field {spec.name!r}: a decimal does not fit fixed({size})")
-    return big_endian[:, 16 - size :]
+    return kept
+
+
+# ---- interleaving ---------------------------------------------------------------------------
 
 
 def _row_lengths(piece: _Piece) -> np.ndarray:
     return piece.lengths if isinstance(piece, _Bytes) else np.diff(piece.offsets)
 
 
-def _merge(group: list[_Bytes]) -> _Bytes:
-    """Adjacent byte pieces as one: matrices side by side."""
-    if len(group) == 1:
-        return group[0]
-    matrix = np.hstack([p.matrix for p in group])
-    lengths = sum((p.lengths for p in group), np.zeros(len(matrix), np.int64))
-    if all(p.mask is None for p in group):
-        return _Bytes(matrix, lengths)
-    masks = [p.mask if p.mask is not None else np.ones(p.matrix.shape, bool) for p in group]
-    return _Bytes(matrix, lengths, np.hstack(masks))
+def _compact(run: list[_Bytes], n: int) -> _Slices:
+    """A run of byte pieces as one slices piece: the used bytes of each row, in row order."""
+    columns = [c for piece in run for c in piece.columns]
+    masks = [m for piece in run for m in piece.masks]
+    matrix = np.empty((n, len(columns)), np.uint8)
+    for j, column in enumerate(columns):
+        matrix[:, j] = column
+    if all(m is None for m in masks):
+        data = matrix.reshape(-1)
+    else:
+        used = np.empty(matrix.shape, bool)
+        for j, mask in enumerate(masks):
+            used[:, j] = True if mask is None else mask
+        data = matrix[used]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(sum((p.lengths for p in run), np.zeros(n, np.int64)), out=offsets[1:])
+    return _Slices(data, offsets)
 
 
-def _compact(piece: _Piece) -> _Slices:
-    if isinstance(piece, _Slices):
-        return piece
-    data = piece.matrix.reshape(-1) if piece.mask is None else piece.matrix[piece.mask]
-    offsets = np.zeros(len(piece.lengths) + 1, np.int64)
-    np.cumsum(piece.lengths, out=offsets[1:])
-    return _Slices(np.ascontiguousarray(data), offsets)
-
-
-def _grouped(pieces: list[_Piece]) -> list[_Slices]:
-    """Pieces with every run of adjacent byte pieces merged, all as slices."""
+def _grouped(pieces: list[_Piece], n: int) -> list[_Slices]:
+    """The pieces with every run of adjacent byte pieces compacted into one."""
     out: list[_Slices] = []
     run: list[_Bytes] = []
     for piece in [*pieces, None]:
@@ -292,35 +314,39 @@ def _grouped(pieces: list[_Piece]) -> list[_Slices]:
             run.append(piece)
             continue
         if run:
-            out.append(_compact(_merge(run)))
+            out.append(_compact(run, n))
             run = []
         if piece is not None:
             out.append(piece)
     return out
 
 
-def _interleave(pieces: list[_Piece], n: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """All rows' bytes in row order; offsets of every piece of every row; pieces per row."""
-    slices = [s for s in _grouped(pieces)]
+def _interleave(pieces: list[_Piece], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """All rows' bytes in row order, and the n+1 record offsets."""
+    slices = _grouped(pieces, n)
     if n == 0 or not slices:
-        return np.zeros(0, np.uint8), np.zeros(n + 1, np.int64), 1
+        return np.zeros(0, np.uint8), np.zeros(n + 1, np.int64)
     if len(slices) == 1:
-        return slices[0].data, slices[0].offsets, 1
-    bases = np.cumsum([0] + [len(s.data) for s in slices])
-    source_offsets = np.concatenate(
-        [s.offsets[:-1] + b for s, b in zip(slices, bases)] + [bases[-1:]]
-    )
-    source = pa.Array.from_buffers(
-        pa.large_binary(),
-        len(source_offsets) - 1,
-        [
-            None,
-            pa.py_buffer(source_offsets),
-            pa.py_buffer(np.concatenate([s.data for s in slices])),
-        ],
-    )
+        return slices[0].data, slices[0].offsets
     count = len(slices)
-    order = (np.arange(n)[:, None] + np.arange(count)[None, :] * n).reshape(-1)
-    taken = source.take(pa.array(order))
-    out_offsets = np.frombuffer(taken.buffers()[1], np.int64, count=len(order) + 1)
-    return np.frombuffer(taken.buffers()[2], np.uint8), out_offsets - out_offsets[0], count
+    bases = np.cumsum([0] + [len(s.data) for s in slices])
+    offsets = np.empty(n * count + 1, np.int64)
+    for k, (piece, base) in enumerate(zip(slices, bases)):
+        np.add(piece.offsets[:-1], base, out=offsets[k * n : (k + 1) * n])
+    offsets[-1] = bases[-1]
+    data = pa.py_buffer(np.concatenate([s.data for s in slices]))
+    source = pa.Array.from_buffers(
+        pa.large_binary(), n * count, [None, pa.py_buffer(offsets), data]
+    )
+    taken = source.take(_row_major_order(n, count))
+    out = np.frombuffer(taken.buffers()[1], np.int64, n * count + 1)[::count]
+    return np.frombuffer(taken.buffers()[2], np.uint8), out - out[0]
+
+
+def _row_major_order(n: int, count: int) -> pa.Array:
+    """Indices of a piece-major array of `count` pieces per row, in row-major order."""
+    dtype, arrow_type = (np.int32, pa.int32()) if n * count < 2**31 else (np.int64, pa.int64())
+    order = np.empty((n, count), dtype)
+    order[:] = np.arange(count, dtype=dtype) * n
+    order += np.arange(n, dtype=dtype)[:, None]
+    return pa.Array.from_buffers(arrow_type, n * count, [None, pa.py_buffer(order)])

@@ -13,8 +13,8 @@ pyhudi adds one guard of its own: `hoodie.keep.min.commits` and `hoodie.commits.
 must be at least 1 (0 would archive every commit, and an empty commits timeline makes every data
 file look uncommitted to readers).
 
-The cleaner and compaction keys archival depends on are read, not declared, here: the cleaner's
-keys belong to the clean service's config module.
+The cleaner and compaction keys archival depends on are declared in `config.clean` and
+`config.compaction`; `ArchivalConfig` carries their values.
 
 >>> ArchivalConfig.from_options({"hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "8"}).max_commits_to_keep
 8
@@ -26,20 +26,21 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pyhudi.config import clean as _clean
 from pyhudi.config import compaction as _compaction
 from pyhudi.config.options import boolean, integer, string
 from pyhudi.exceptions import ConfigError
 
 log = logging.getLogger(__name__)
 
-AUTO_ARCHIVE = boolean(
+AUTOMATIC = boolean(
     "hoodie.archive.automatic",
     True,
     "When enabled, the archival table service is invoked immediately after each commit, to "
     "archive commits if we cross a maximum value of commits. It's recommended to enable this, "
     "to ensure number of active commits is bounded.",
 )
-ASYNC_ARCHIVE = boolean(
+ASYNC = boolean(
     "hoodie.archive.async",
     False,
     "Only applies when hoodie.archive.automatic is turned on. When turned on runs archiver "
@@ -75,12 +76,6 @@ TIMELINE_HISTORY_PATH = string(
     "Table version 8: folder of the LSM archived timeline, under the timeline folder.",
 )
 
-# Cleaner keys (`HoodieCleanConfig`), with Hudi 0.14's defaults.
-_CLEANER_POLICY_KEY = "hoodie.cleaner.policy"
-_CLEANER_COMMITS_RETAINED_KEY = "hoodie.cleaner.commits.retained"
-_CLEANER_HOURS_RETAINED_KEY = "hoodie.cleaner.hours.retained"
-_CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_BY_HOURS", "KEEP_LATEST_FILE_VERSIONS")
-
 
 @dataclass(frozen=True)
 class ArchivalConfig:
@@ -101,14 +96,14 @@ class ArchivalConfig:
     def from_options(cls, options: Mapping[str, str]) -> ArchivalConfig:
         """Parse and validate; raises `ConfigError` naming the offending keys."""
         config = cls(
-            automatic=AUTO_ARCHIVE.get(options),
-            run_async=ASYNC_ARCHIVE.get(options),
+            automatic=AUTOMATIC.get(options),
+            run_async=ASYNC.get(options),
             min_commits_to_keep=MIN_COMMITS_TO_KEEP.get(options),
             max_commits_to_keep=MAX_COMMITS_TO_KEEP.get(options),
             batch_size=COMMITS_ARCHIVAL_BATCH.get(options),
-            cleaner_policy=_cleaner_policy(options),
-            cleaner_commits_retained=_int_option(options, _CLEANER_COMMITS_RETAINED_KEY, 10),
-            cleaner_hours_retained=_int_option(options, _CLEANER_HOURS_RETAINED_KEY, 24),
+            cleaner_policy=_clean.POLICY.get(options),
+            cleaner_commits_retained=_clean.COMMITS_RETAINED.get(options),
+            cleaner_hours_retained=_clean.HOURS_RETAINED.get(options),
             compaction_trigger_strategy=_compaction.TRIGGER_STRATEGY.get(options),
             compaction_max_delta_commits=_compaction.MAX_DELTA_COMMITS.get(options),
         )
@@ -137,29 +132,6 @@ class ArchivalConfig:
                 "archiver adjusts its bounds automatically regardless.",
                 MIN_COMMITS_TO_KEEP.key,
                 self.min_commits_to_keep,
-                _CLEANER_COMMITS_RETAINED_KEY,
+                _clean.COMMITS_RETAINED.key,
                 self.cleaner_commits_retained,
             )
-
-
-def _int_option(options: Mapping[str, str], key: str, default: int) -> int:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        return int(str(value).strip())
-    except ValueError as err:
-        raise ConfigError(f"invalid value {value!r} for {key}: expected an integer") from err
-
-
-def _cleaner_policy(options: Mapping[str, str]) -> str:
-    value = options.get(_CLEANER_POLICY_KEY)
-    if value is None:
-        return _CLEANER_POLICIES[0]
-    policy = str(value).strip().upper()
-    if policy not in _CLEANER_POLICIES:
-        raise ConfigError(
-            f"invalid value {value!r} for {_CLEANER_POLICY_KEY}: expected one of "
-            f"{', '.join(_CLEANER_POLICIES)}"
-        )
-    return policy

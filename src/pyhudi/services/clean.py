@@ -23,7 +23,6 @@ clean 20240102030405678 (KEEP_LATEST_COMMITS): 4 files deleted in 2 partitions, 
 
 from __future__ import annotations
 
-import posixpath
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,11 +36,11 @@ from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.services.clean_planner import CleanPlan, plan_clean, plan_from_avro, plan_to_avro
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
+from pyhudi.table.heartbeat import heartbeat_path
 from pyhudi.table.rollback import failed_write_instants, rollback_instant
 
 #: `CleanerUtils.LATEST_CLEAN_METADATA_VERSION`.
 CLEAN_METADATA_VERSION = 2
-HEARTBEAT_FOLDER = ".heartbeat"
 
 
 @dataclass(frozen=True)
@@ -252,11 +251,6 @@ def _result_from_metadata(instant_time: str, metadata: Mapping[str, Any]) -> Cle
 
 
 # ---- failed writes (LAZY policy) ------------------------------------------------------------------
-
-
-def heartbeat_path(ctx: TableContext, instant_time: str) -> str:
-    """`.hoodie/.heartbeat/<instant>`: a running writer refreshes its modification time."""
-    return posixpath.join(ctx.meta_path, HEARTBEAT_FOLDER, instant_time)
 
 
 def is_heartbeat_expired(

@@ -23,9 +23,10 @@ File slices of live file groups (`getFilesToCleanKeepingLatestCommits` / `...Lat
 
 Replaced file groups (completed replacecommits: insert_overwrite, delete_partition, clustering)
 lose every file once the replacecommit is older than the earliest retained instant; with file
-versions, at once. A partition is deleted when it holds no live file group any more, no data file
-of a pending write, and (commits, hours) no replacecommit at or after the earliest retained
-instant replaced anything in it.
+versions, at once. A partition folder is deleted when it holds no live file group any more, no
+data file of a pending write, and (commits, hours) no replacecommit at or after the earliest
+retained instant replaced anything in it; pyhudi also requires that the plan deletes every data
+file in it and that no commit, deltacommit or replacecommit is pending anywhere.
 
 Never deleted: slices a pending compaction, log compaction or clustering plan reads (and the slice
 a pending compaction opened), slices named by a savepoint, bootstrap source files (they live
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -193,12 +194,12 @@ class _Scope:
     view: FileSystemView
     groups: dict[str, list[FileGroup]]
     replaced: dict[tuple[str, str], str]
-    pending_bases: dict[tuple[str, str], str]
-    compacting: set[tuple[str, str]]
+    compaction_bases: dict[tuple[str, str], str]
+    clustering_bases: dict[tuple[str, str], str]
     savepointed: frozenset[str]
     pending_floor: str | None
     writes_pending: bool
-    listed: dict[str, dict[str, str]] = field(default_factory=dict)
+    listed: dict[str, dict[str, str]]  # partition -> data file name -> file id
 
     @classmethod
     def load(cls, ctx: TableContext, config: CleanConfig, earliest: str | None) -> _Scope:
@@ -207,10 +208,6 @@ class _Scope:
         for group in view.file_groups(include_replaced=True):
             groups.setdefault(group.partition_path, []).append(group)
         timeline = ctx.active.timeline
-        compactions = _pending_compaction_bases(ctx)
-        pending_bases = _pending_clustering_bases(ctx)
-        for key, base in compactions.items():
-            pending_bases[key] = min(pending_bases.get(key, base), base)
         pending = timeline.write_timeline().pending()
         first_pending = pending.first
         return cls(
@@ -220,8 +217,8 @@ class _Scope:
             view=view,
             groups=groups,
             replaced=_replaced_file_groups(ctx),
-            pending_bases=pending_bases,
-            compacting=set(compactions),
+            compaction_bases=_pending_compaction_bases(ctx),
+            clustering_bases=_pending_clustering_bases(ctx),
             savepointed=_savepointed_files(ctx),
             pending_floor=first_pending.time if first_pending else None,
             writes_pending=bool(pending.with_actions(*_WRITE_ACTIONS)),
@@ -233,10 +230,16 @@ class _Scope:
         """Savepointed, read by a pending service, or at/after the earliest pending write."""
         if self.pending_floor is not None and file_slice.base_instant_time >= self.pending_floor:
             return True
-        return self.is_needed_by_pending_service(file_slice) or self.is_savepointed(file_slice)
+        return (
+            self.is_needed_by(self.compaction_bases, file_slice)
+            or self.is_needed_by(self.clustering_bases, file_slice)
+            or self.is_savepointed(file_slice)
+        )
 
-    def is_needed_by_pending_service(self, file_slice: FileSlice) -> bool:
-        base = self.pending_bases.get((file_slice.partition_path, file_slice.file_id))
+    @staticmethod
+    def is_needed_by(bases: Mapping[tuple[str, str], str], file_slice: FileSlice) -> bool:
+        """The slice is at or after the one a pending plan reads (Hudi: `>=` the op's base)."""
+        base = bases.get((file_slice.partition_path, file_slice.file_id))
         return base is not None and file_slice.base_instant_time >= base
 
     def is_savepointed(self, file_slice: FileSlice) -> bool:
@@ -369,9 +372,9 @@ def _slices_outside_commit_window(scope: _Scope, group: FileGroup) -> list[FileS
 def _slices_beyond_versions(scope: _Scope, group: FileGroup) -> list[FileSlice]:
     """KEEP_LATEST_FILE_VERSIONS: slices after the newest N (a pending compaction holds one)."""
     keep = scope.config.file_versions_retained
-    if (group.partition_path, group.file_id) in scope.compacting:
+    if (group.partition_path, group.file_id) in scope.compaction_bases:
         keep -= 1
-    candidates = [s for s in group.slices if not scope.is_needed_by_pending_service(s)]
+    candidates = [s for s in group.slices if not scope.is_needed_by(scope.compaction_bases, s)]
     return [s for s in candidates[max(keep, 0) :] if not scope.is_protected(s)]
 
 
@@ -392,12 +395,12 @@ def _partition_is_emptied(scope: _Scope, partition: str, files: list[CleanFileIn
     if not partition or scope.writes_pending:
         return False
     listed = scope.listed.get(partition, {})
-    if any((partition, fid) not in scope.replaced for fid in listed.values()):
+    replaced_at = [scope.replaced.get((partition, fid)) for fid in set(listed.values())]
+    if None in replaced_at:
         return False  # a data file of a live (maybe still pending) file group
-    if scope.earliest is not None and any(
-        p == partition and at >= scope.earliest for (p, _), at in scope.replaced.items()
-    ):
-        return False
+    earliest = scope.earliest
+    if earliest is not None and any(at is not None and at >= earliest for at in replaced_at):
+        return False  # getReplacedFileGroupsAfterOrOn: replaced groups still to be cleaned
     return set(listed) <= {f.file_name for f in files}
 
 

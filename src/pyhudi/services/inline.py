@@ -22,20 +22,24 @@ from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
 
 log = logging.getLogger(__name__)
-#: Set by streaming writes: execute async services in the background (batch writes execute them inline).
+#: Set by streaming writes: "true" executes scheduled services in the background, "false" (a bounded
+#: stream) only schedules them, for one synchronous run at the end. Batch writes leave it unset.
 ASYNC_CONTEXT_KEY = "pyhudi.services.async"
 
 
 def run_inline_services(spark: SparkSession, ctx: TableContext, cfg: WriteConfig, result):  # type: ignore[no-untyped-def]
     options = cfg.options
-    background = options.get(ASYNC_CONTEXT_KEY) == "true"
+    mode = options.get(
+        ASYNC_CONTEXT_KEY
+    )  # None: batch write; "true": streaming; "false": bounded streaming
     reports: list[str] = []
     steps: list[tuple[str, Callable[[], list[str]]]] = []
     if ctx.config.is_merge_on_read:
-        steps.append(("compaction", lambda: _compaction(spark, ctx.base_path, options, background)))
-    steps.append(("clustering", lambda: _clustering(spark, ctx.base_path, options, background)))
-    steps.append(("clean", lambda: _clean(ctx.base_path, options, background)))
-    steps.append(("archival", lambda: _archival(ctx.base_path, options, background)))
+        steps.append(("compaction", lambda: _compaction(spark, ctx.base_path, options, mode)))
+    steps.append(("clustering", lambda: _clustering(spark, ctx.base_path, options, mode)))
+    if mode != "false":  # a bounded stream cleans and archives once, at its end
+        steps.append(("clean", lambda: _clean(ctx.base_path, options, mode == "true")))
+        steps.append(("archival", lambda: _archival(ctx.base_path, options, mode == "true")))
     for name, step in steps:
         try:
             reports.extend(step())
@@ -56,36 +60,31 @@ def _fresh(base_path: str) -> TableContext:
 def _submit(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
     from pyhudi.services.runner import runner_for
 
-    started = runner_for(base_path).submit(kind, action)
+    started = runner_for(_fresh(base_path).uri).submit(kind, action)
     return [f"{kind}: started in the background"] if started else []
 
 
 def _compaction(
-    spark: SparkSession, base_path: str, options: Mapping[str, str], background: bool
+    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
 ) -> list[str]:
     from pyhudi.services.compaction import pending_compactions, run_compaction, schedule_compaction
 
     ctx = _fresh(base_path)
-    if ckeys.INLINE.get(options) and not background:
+    if mode is None and ckeys.INLINE.get(options):
         return [str(o) for o in run_compaction(spark, ctx, options)]
-    asynchronous = ckeys.SCHEDULE_INLINE.get(options) or (
-        background and ckeys.ASYNC_ENABLE.get(options)
-    )
-    if not asynchronous and not (background and ckeys.INLINE.get(options)):
+    streaming = mode is not None and (ckeys.ASYNC_ENABLE.get(options) or ckeys.INLINE.get(options))
+    if not (streaming or ckeys.SCHEDULE_INLINE.get(options)):
         return []
     scheduled = schedule_compaction(ctx, options)
     reports = [f"compaction {scheduled.time}: scheduled"] if scheduled else []
-    if background and pending_compactions(ctx):
-        reports += _submit(
-            base_path,
-            "compaction",
-            lambda: run_compaction(spark, _fresh(base_path), options, schedule=False),
-        )
+    if mode == "true" and pending_compactions(ctx):
+        action = lambda: run_compaction(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
+        reports += _submit(base_path, "compaction", action)
     return reports
 
 
 def _clustering(
-    spark: SparkSession, base_path: str, options: Mapping[str, str], background: bool
+    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
 ) -> list[str]:
     from pyhudi.services.clustering import (
         commits_since_last_clustering,
@@ -94,32 +93,22 @@ def _clustering(
         schedule_clustering,
     )
 
-    inline, asynchronous = (
-        clkeys.INLINE.get(options),
-        clkeys.ASYNC_ENABLED.get(options) or clkeys.SCHEDULE_INLINE.get(options),
-    )
+    inline = clkeys.INLINE.get(options)
+    asynchronous = clkeys.ASYNC_ENABLED.get(options) or clkeys.SCHEDULE_INLINE.get(options)
     if not inline and not asynchronous:
         return []
     ctx = _fresh(base_path)
     every = (
         clkeys.INLINE_MAX_COMMITS.get(options) if inline else clkeys.ASYNC_MAX_COMMITS.get(options)
     )
-    if inline and not background:
-        if commits_since_last_clustering(ctx) < every:
-            return []
-        return [str(o) for o in run_clustering(spark, ctx, options)]
-    scheduled = (
-        schedule_clustering(ctx, options)
-        if commits_since_last_clustering(ctx) >= every and not pending_clusterings(ctx)
-        else None
-    )
+    due = commits_since_last_clustering(ctx) >= every
+    if mode is None and inline:
+        return [str(o) for o in run_clustering(spark, ctx, options)] if due else []
+    scheduled = schedule_clustering(ctx, options) if due and not pending_clusterings(ctx) else None
     reports = [f"clustering {scheduled.time}: scheduled"] if scheduled else []
-    if background and pending_clusterings(ctx):
-        reports += _submit(
-            base_path,
-            "clustering",
-            lambda: run_clustering(spark, _fresh(base_path), options, schedule=False),
-        )
+    if mode == "true" and pending_clusterings(ctx):
+        action = lambda: run_clustering(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
+        reports += _submit(base_path, "clustering", action)
     return reports
 
 
@@ -133,11 +122,7 @@ def _clean(base_path: str, options: Mapping[str, str], background: bool) -> list
         return []
     action = lambda: run_clean(_fresh(base_path), CleanConfig.from_options(options))  # noqa: E731
     if background or cleankeys.ASYNC.get(options):
-        return (
-            _submit(base_path, "clean", action)
-            if background
-            else _submit_or_run(base_path, "clean", action)
-        )
+        return _submit(base_path, "clean", action)
     outcome = action()
     return [f"clean: {outcome}"] if outcome else []
 
@@ -148,14 +133,10 @@ def _archival(base_path: str, options: Mapping[str, str], background: bool) -> l
         from pyhudi.services.archival import ArchivalConfig, archive
     except ImportError:
         return []
-    if not archivekeys.AUTOMATIC.get(options):
+    if not archivekeys.AUTO_ARCHIVE.get(options):
         return []
     action = lambda: archive(_fresh(base_path), ArchivalConfig.from_options(options))  # noqa: E731
-    if background or archivekeys.ASYNC.get(options):
+    if background or archivekeys.ASYNC_ARCHIVE.get(options):
         return _submit(base_path, "archival", action)
     outcome = action()
     return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []
-
-
-def _submit_or_run(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
-    return _submit(base_path, kind, action)

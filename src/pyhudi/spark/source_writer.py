@@ -98,7 +98,9 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
             },
         )
-        self.transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
+        self.transaction = WriteTransaction(
+            ctx, action_for(cfg), cfg.operation, options=dict(cfg.options)
+        )
         self.instant_time = self.transaction.begin()
         self.cfg, self.data_schema = cfg, data_schema
         self.spec = task_spec(ctx, cfg, data_schema, self.instant_time)

@@ -150,8 +150,11 @@ def logs_written_by(
     ctx: TableContext, partition: str, file_id: str, base_instant: str, instant: str
 ) -> list:
     """Log files of a slice whose blocks were written by `instant` (pyhudi writes one file per write)."""
+    logs = _logs_of(ctx, partition, file_id, base_instant)
+    if base_instant == instant:  # a slice the instant itself opened holds only its own logs
+        return logs
     found = []
-    for log in _logs_of(ctx, partition, file_id, base_instant):
+    for log in logs:
         with ctx.storage.open_input(ctx.path(log.relative_path)) as handle:
             first = next(iter_blocks(handle), None)
         if first is not None and not first.is_corrupt and first.instant_time == instant:

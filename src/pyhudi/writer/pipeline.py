@@ -142,7 +142,7 @@ def _run(
     ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema
 ) -> CommitResult:
     action = action_for(cfg)
-    transaction = WriteTransaction(ctx, action, cfg.operation)
+    transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))
     instant_time = transaction.begin()
     spec = task_spec(ctx, cfg, data_schema, instant_time)
     try:

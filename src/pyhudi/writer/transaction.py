@@ -16,10 +16,12 @@ from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.codec.file_names import parse_base_file, parse_marker
 from pyhudi.config import table as tkeys
+from pyhudi.config import write as wkeys
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
+from pyhudi.table.heartbeat import Heartbeat
 from pyhudi.table.rollback import logs_written_by, rollback_failed_writes
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,8 @@ class WriteTransaction:
     operation: WriteOperationType
     instant: Instant | None = None
     rolled_back: list[InstantTime] = field(default_factory=list)
+    heartbeat: Heartbeat | None = None
+    options: dict[str, str] = field(default_factory=dict)
 
     @property
     def instant_time(self) -> InstantTime:
@@ -50,7 +54,8 @@ class WriteTransaction:
 
     def begin(self, instant_time: str | None = None) -> InstantTime:
         """Roll back failed writes (EAGER), then create `<t>.<action>.requested` and the inflight file."""
-        self.rolled_back = rollback_failed_writes(self.ctx)
+        if wkeys.FAILED_WRITES_CLEANER_POLICY.get(self.ctx.config.props | self.options) == "EAGER":
+            self.rolled_back = rollback_failed_writes(self.ctx)
         disable_metadata_table(self.ctx)
         time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
         content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
@@ -68,7 +73,13 @@ class WriteTransaction:
         self._reconcile_markers(metadata)
         completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
         self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
+        self._stop_heartbeat()
         return completed
+
+    def _stop_heartbeat(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
 
     def abort(self) -> None:
         """Undo a failed write right away: delete its marked files and its timeline files."""
@@ -81,6 +92,7 @@ class WriteTransaction:
                 self.ctx.storage.delete(path)
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
+            self._stop_heartbeat()
         except Exception:  # leave it to the next writer's rollback
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant

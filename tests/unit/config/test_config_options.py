@@ -6,11 +6,24 @@ from collections import defaultdict
 
 import pytest
 
-from pyhudi.config import REGISTRY, ConfigOption, all_options, index, keygen, read, table, write
+from pyhudi.config import (
+    REGISTRY,
+    ConfigOption,
+    all_options,
+    archival,
+    clean,
+    clustering,
+    compaction,
+    index,
+    keygen,
+    read,
+    table,
+    write,
+)
 from pyhudi.config.options import boolean, choice, integer, number, string, string_list
 from pyhudi.exceptions import ConfigError
 
-CONFIG_MODULES = (index, keygen, read, table, write)
+CONFIG_MODULES = (archival, clean, clustering, compaction, index, keygen, read, table, write)
 
 
 def declared_options() -> list[tuple[str, ConfigOption]]:

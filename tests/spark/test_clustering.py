@@ -1,0 +1,145 @@
+"""Clustering: plans, sorted rewrites, replaced file groups, pending-clustering update rules."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow.parquet as pq
+import pytest
+from tests.helpers.builders import df_of, trips, trips_options
+from tests.helpers.oracle import hudi_rs_table, rows
+
+import pyhudi
+from pyhudi.codec import avro_schemas
+from pyhudi.exceptions import CommitConflictError, PendingServiceError
+from pyhudi.services.clustering import execute_clustering, pending_clusterings, schedule_clustering
+from pyhudi.table.context import TableContext
+
+COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "uuid", "ts", "fare"]
+BASE = {**trips_options(), "hoodie.parquet.small.file.limit": "0"}
+
+
+def _small_files_table(spark, tmp_path, extra=None, batches=4):
+    path = str(tmp_path / "t")
+    options = {**BASE, **(extra or {})}
+    for i in range(batches):
+        pyhudi.write(
+            df_of(spark, trips(i * 10, 10, city="sf")),
+            path,
+            {**options, "hoodie.datasource.write.operation": "insert"},
+        )
+    return path, options
+
+
+def _both(spark, path, as_of=None):
+    ours = rows(
+        pyhudi.read(spark, path, {"as.of.instant": as_of} if as_of else None).toArrow(),
+        columns=COLUMNS,
+    )
+    assert ours == rows(hudi_rs_table(path, as_of=as_of), columns=COLUMNS)
+    return ours
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_clustering_rewrites_small_files_sorted_and_replaces_them(spark, tmp_path, table_type):
+    extra = {
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.clustering.plan.strategy.sort.columns": "fare",
+    }
+    path, options = _small_files_table(spark, tmp_path, extra)
+    if table_type == "MERGE_ON_READ":  # logs in the inputs: clustering reads merged slices
+        pyhudi.write(
+            df_of(spark, trips(0, 5, ts=7, city="sf")),
+            path,
+            {**options, "hoodie.datasource.write.operation": "upsert"},
+        )
+    before = _both(spark, path)
+    table = pyhudi.HudiTable(path)
+    inputs = {s.file_id for s in table.latest_file_slices()}
+    options = {
+        **options,
+        "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": "1",
+    }
+    result = pyhudi.write(
+        df_of(spark, []), path, {**options, "hoodie.datasource.write.operation": "insert"}
+    )
+    assert any(s.startswith("clustering") for s in result.services)
+    clustering = table.refresh().commits()[-1]
+    metadata = table.commit_metadata(clustering)
+    assert (
+        metadata.operation_type.value == "CLUSTER"
+        and {fid for _, fid in metadata.replaced_file_ids()} == inputs
+    )
+    with open(
+        os.path.join(path, ".hoodie", f"{clustering.time}.replacecommit.requested"), "rb"
+    ) as handle:
+        requested = avro_schemas.decode_container(handle.read())
+    assert requested["operationType"] == "CLUSTER" and requested["clusteringPlan"]["inputGroups"]
+    (new_slice,) = table.latest_file_slices()
+    fares = (
+        pq.read_table(os.path.join(path, new_slice.base_file.relative_path))
+        .column("fare")
+        .to_pylist()
+    )
+    assert fares == sorted(fares)
+    assert _both(spark, path) == before  # same records, commit times kept
+    assert (
+        _both(spark, path, as_of=table.commits()[-2].time) == before
+    )  # replaced groups visible before
+
+
+def test_updates_to_file_groups_under_pending_clustering_are_rejected(spark, tmp_path):
+    path, options = _small_files_table(spark, tmp_path, batches=2)
+    pending = schedule_clustering(TableContext.open(path), options)
+    assert pending is not None
+    with pytest.raises(PendingServiceError, match=pending.time):
+        pyhudi.write(
+            df_of(spark, trips(0, 2, ts=5, city="sf")),
+            path,
+            {**options, "hoodie.datasource.write.operation": "upsert"},
+        )
+    # Inserts do not touch the clustered groups and go on.
+    pyhudi.write(
+        df_of(spark, trips(50, 2, city="sf")),
+        path,
+        {**options, "hoodie.datasource.write.operation": "insert"},
+    )
+    execute_clustering(spark, TableContext.open(path), pending.time, options)
+    assert len(_both(spark, path)) == 22
+
+
+def test_allowed_updates_make_the_clustering_abort_and_retry_later(spark, tmp_path):
+    allow = {
+        "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
+    }
+    path, options = _small_files_table(spark, tmp_path, allow, batches=2)
+    pending = schedule_clustering(TableContext.open(path), options)
+    pyhudi.write(
+        df_of(spark, trips(0, 2, ts=5, city="sf")),
+        path,
+        {**options, "hoodie.datasource.write.operation": "upsert"},
+    )
+    with pytest.raises(CommitConflictError, match=pending.time):
+        execute_clustering(spark, TableContext.open(path), pending.time, options)
+    assert pending_clusterings(TableContext.open(path))  # left requested for a retry
+    assert {r["uuid"]: r["ts"] for r in _both(spark, path)}["id-00000"] == 5
+
+
+def test_a_killed_clustering_is_reset_and_executed_again(spark, tmp_path):
+    path, options = _small_files_table(spark, tmp_path, batches=2)
+    ctx = TableContext.open(path)
+    pending = schedule_clustering(ctx, options)
+    ctx.active.transition_to_inflight(pending)
+    junk = os.path.join(path, "sf", f"cafe-0_0-1-1_{pending.time}.parquet")
+    with open(junk, "wb") as handle:
+        handle.write(b"partial")
+    marker = os.path.join(
+        ctx.marker_folder(pending.time), "sf", f"cafe-0_0-1-1_{pending.time}.parquet.marker.CREATE"
+    )
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    open(marker, "wb").close()
+    before = _both(spark, path)
+    execute_clustering(spark, TableContext.open(path), pending.time, options)
+    assert not os.path.exists(junk) and not pending_clusterings(TableContext.open(path))
+    assert _both(spark, path) == before
