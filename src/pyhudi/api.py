@@ -159,6 +159,40 @@ class HudiTable:
             return schema
         return add_meta(schema)
 
+    # ---- table services ----------------------------------------------------------------------
+    @property
+    def compaction(self):  # type: ignore[no-untyped-def]
+        """Compaction (merge-on-read): `.schedule()`, `.run(spark)`, `.pending()`."""
+        from pyhudi.services.namespaces import CompactionService
+
+        return CompactionService(self._ctx)
+
+    @property
+    def clustering(self):  # type: ignore[no-untyped-def]
+        """Clustering: `.schedule()`, `.run(spark)`, `.pending()`."""
+        from pyhudi.services.namespaces import ClusteringService
+
+        return ClusteringService(self._ctx)
+
+    def clean(self, options: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+        """Run the cleaner now (Hudi's clean options); returns what it deleted, or None."""
+        from pyhudi.services.clean import CleanConfig, run_clean
+
+        return run_clean(self._ctx.reload(), CleanConfig.from_options(options or {}))
+
+    def archive(self, options: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+        """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""
+        from pyhudi.config.archival import ArchivalConfig
+        from pyhudi.services.archival import archive
+
+        return archive(self._ctx.reload(), ArchivalConfig.from_options(options or {}))
+
+    def archived_timeline(self) -> list[Instant]:
+        """Instants moved to the archived timeline, oldest first."""
+        from pyhudi.timeline.archived import read_archived_instants
+
+        return read_archived_instants(self._ctx)
+
     def read(self, spark: SparkSession, options: Mapping[str, str] | None = None) -> DataFrame:
         return read(spark, self.path, options)
 

@@ -86,11 +86,19 @@ def show_commits(args: argparse.Namespace) -> int:
 
 
 def show_timeline(args: argparse.Namespace) -> int:
+    from pyhudi.timeline.archived import whole_timeline
+
     ctx = TableContext.open(args.path)
-    instants = list(ctx.active.timeline)
-    archived = _archived(ctx)
-    rows = [(i.time, i.action.value, i.state.value, "active") for i in instants]
-    rows = [*[(t, a, s, "archived") for t, a, s in archived], *rows]
+    active = {(i.time, i.action) for i in ctx.active.timeline}
+    rows = [
+        (
+            i.time,
+            i.action.value,
+            i.state.value,
+            "active" if (i.time, i.action) in active else "archived",
+        )
+        for i in whole_timeline(ctx)
+    ]
     if args.limit:
         rows = rows[-args.limit :]
     if args.json:
@@ -102,14 +110,6 @@ def show_timeline(args: argparse.Namespace) -> int:
     else:
         print(table(["instant", "action", "state", "timeline"], rows))
     return 0
-
-
-def _archived(ctx: TableContext) -> list[tuple[str, str, str]]:
-    try:
-        from pyhudi.timeline.archived import read_archived_instants
-    except ImportError:
-        return []
-    return [(i.time, i.action.value, i.state.value) for i in read_archived_instants(ctx)]
 
 
 def show_fsview(args: argparse.Namespace) -> int:

@@ -4,12 +4,15 @@ Hudi AVRO_DATA_BLOCK content (reference §5.5) is `int32 version (3)`, `int32 co
 `int32 length` + the record's schemaless Avro binary encoding (all ints big-endian). fastavro encodes
 and decodes one record at a time; this codec handles one *column* at a time across all records:
 
-* encode: each field becomes a few per-row byte pieces (an `n x w` byte matrix with a mask of the
-  bytes each row uses, or the payload slices of a string/bytes column); the pieces are then
-  interleaved into row order by one Arrow `take` over a binary array of all pieces.
+* encode: each field becomes a few per-row byte pieces (byte columns with a mask of the rows that
+  use each byte, or the payload slices of a string/bytes column); the pieces are then interleaved
+  into row order by one Arrow `take` over a binary array of all pieces.
 * decode: the record offsets come from the length prefixes; then every field is read for all
-  records at once ("lockstep": one current position per record), varints by a loop over byte
-  positions, strings gathered with one Arrow `take` over the content.
+  records at once ("lockstep": one current position per record); varints from one unaligned 8-byte
+  load per record, their 7-bit groups squeezed together with shifts; strings cut out of the
+  content with one Arrow `take`.
+
+Both work on batches of 65,536 rows so that the per-row arrays stay in the CPU caches.
 
 Supported fields (`supports`): a record whose every field is `T`, `[T]`, `["null", T]` or
 `[T, "null"]`, with T one of the types below (named enum/fixed types may be referenced by name).
@@ -26,12 +29,18 @@ Records, arrays, maps and other unions are not supported: callers fall back to f
 | long (local-timestamp-millis / -micros)    | long: ms / us since the epoch, wall clock       | timestamp   |
 | float, double                              | 4 / 8 bytes IEEE 754 little-endian (raw bits)   | float32/64  |
 | string (also uuid), bytes                  | long length + the UTF-8 / raw bytes             | string/binary |
-| bytes (decimal)                            | long length + big-endian two's complement of the unscaled value, fastavro's length `(abs.bit_length() + 8) // 8` | decimal128 |
+| bytes (decimal)                            | long length + big-endian two's complement of the unscaled value (*) | decimal128 |
 | fixed (decimal)                            | `size` bytes, two's complement sign-extended    | decimal128  |
 | fixed                                      | `size` raw bytes                                | fixed_size_binary |
 | enum                                       | symbol index as int                             | string      |
 
+(*) in fastavro's length `(abs(v).bit_length() + 8) // 8`: -128 takes 2 bytes `ff 80` where Java's
+`BigInteger.toByteArray` writes 1 byte (`80`). Both read back the same.
+
 Decoded tables take the types of `pyhudi.codec.schema.avro_to_arrow` unless an Arrow schema is given.
+
+Cost: about 0.5 ms per call for 10 fields whatever the row count, then ~0.5 us per record (10 fields;
+fastavro: 7-9 us), so fastavro is faster below about 64 records.
 """
 
 from __future__ import annotations
@@ -128,7 +137,7 @@ def _field_spec(field: Any, named: dict[str, dict[str, Any]], ns: str) -> Column
     base = _base_spec(avro_type, named, ns)
     if base is None:
         return None
-    extra = {"union": union, "value_index": value_index, "nullable": nullable}
+    extra: dict[str, Any] = {"union": union, "value_index": value_index, "nullable": nullable}
     return ColumnSpec(name=field["name"], **base, **extra)
 
 
@@ -144,7 +153,10 @@ def _base_spec(avro_type: Any, named: dict[str, dict[str, Any]], ns: str) -> dic
     if kind in ("enum", "fixed"):
         _register(avro_type, named, ns)
     if kind == "enum":
-        return {"kind": kind, "symbols": tuple(avro_type["symbols"])}
+        symbols = avro_type.get("symbols")
+        if not isinstance(symbols, list) or not all(isinstance(x, str) for x in symbols):
+            return None
+        return {"kind": kind, "symbols": tuple(symbols)}
     if kind not in _PRIMITIVES and kind != "fixed":
         return None
     spec: dict[str, Any] = {"kind": kind, "size": int(avro_type.get("size", 0))}

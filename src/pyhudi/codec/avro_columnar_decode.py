@@ -11,6 +11,7 @@ elements are the payloads and odd elements the bytes between them.
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -41,17 +42,29 @@ def decode_block_content(
     count = avro_record_count(content)
     buf = np.frombuffer(content, np.uint8)
     starts, ends = _record_bounds(content, count)
-    fields = [pa.field(s.name, natural_type(s), s.nullable) for s in specs]
+    schema = pa.schema([pa.field(s.name, natural_type(s), s.nullable) for s in specs])
     batches = [
-        _decode_batch(specs, buf, starts[i : i + BATCH_ROWS], ends[i : i + BATCH_ROWS], i)
+        _decode_batch(specs, schema, buf, starts[i : i + BATCH_ROWS], ends[i : i + BATCH_ROWS], i)
         for i in range(0, count, BATCH_ROWS)
     ]
-    table = pa.Table.from_batches(batches, schema=pa.schema(fields))
-    return _conform(table, arrow_schema if arrow_schema is not None else avro_to_arrow(schema_json))
+    table = pa.Table.from_batches(batches, schema=schema)
+    return _conform(
+        table, arrow_schema if arrow_schema is not None else _default_schema(schema_json)
+    )
+
+
+@lru_cache(maxsize=128)
+def _default_schema(schema_json: str) -> pa.Schema:
+    return avro_to_arrow(schema_json)
 
 
 def _decode_batch(
-    specs: tuple[ColumnSpec, ...], buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: int
+    specs: tuple[ColumnSpec, ...],
+    schema: pa.Schema,
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    first: int,
 ) -> pa.RecordBatch:
     """Records `first`.. (their starts and ends given) decoded field by field in lockstep."""
     pos = starts + 4
@@ -66,7 +79,7 @@ def _decode_batch(
         raise CorruptFileError(
             f"Avro record {first + i} decodes to {used} bytes, its prefix says {length}"
         )
-    return pa.RecordBatch.from_arrays(columns, names=[s.name for s in specs])
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def _record_bounds(content: bytes | memoryview, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +121,7 @@ def _decode_column(
     valid = _read_branch(spec, buf, pos) if spec.union else None
     rows = None if valid is None else np.flatnonzero(valid)
     p, e = (pos, ends) if rows is None else (pos[rows], ends[rows])
-    values, after = _read_values(spec, buf, p, e)
+    values, after = _read_values(spec, buf, p)
     if len(after) and (after > e).any():
         raise CorruptFileError(f"Avro field {spec.name!r} runs past the end of its record")
     if rows is not None:
@@ -144,22 +157,22 @@ def _spread(values: np.ndarray, rows: np.ndarray, pos: np.ndarray, spec: ColumnS
     return full
 
 
+def _unaligned(buffer: np.ndarray, dtype: str) -> np.ndarray:
+    """The `dtype` value starting at every byte of `buffer` (unaligned, overlapping)."""
+    starts = max(len(buffer) - np.dtype(dtype).itemsize + 1, 0)
+    return np.ndarray((starts,), dtype, buffer=buffer, strides=(1,))
+
+
 def _load(buf: np.ndarray, pos: np.ndarray, dtype: str) -> np.ndarray:
     """The little-endian `dtype` value at every position (bytes past the end read as zero)."""
-    width = np.dtype(dtype).itemsize
-    limit = len(buf) - width
-    if len(pos) and limit >= 0 and pos[-1] <= limit:  # positions ascend: pos[-1] is the largest
-        return np.ndarray((limit + 1,), dtype, buffer=buf, strides=(1,))[pos]
-    tail_start = max(limit, 0)
-    padded = np.zeros(len(buf) - tail_start + width, np.uint8)
-    padded[: len(buf) - tail_start] = buf[tail_start:]
+    tail_start = max(len(buf) - np.dtype(dtype).itemsize, 0)
+    if len(pos) and pos[-1] <= tail_start:  # positions ascend: pos[-1] is the largest
+        return _unaligned(buf, dtype)[pos]
+    padded = np.concatenate((buf[tail_start:], np.zeros(np.dtype(dtype).itemsize, np.uint8)))
     values = np.zeros(len(pos), dtype)
     near = pos >= tail_start
-    values[near] = np.ndarray((width + 1,), dtype, buffer=padded, strides=(1,))[
-        pos[near] - tail_start
-    ]
-    if limit >= 0:
-        values[~near] = np.ndarray((limit + 1,), dtype, buffer=buf, strides=(1,))[pos[~near]]
+    values[near] = _unaligned(padded, dtype)[pos[near] - tail_start]
+    values[~near] = _unaligned(buf, dtype)[pos[~near]]
     return values
 
 
@@ -232,9 +245,7 @@ def _gather(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return view[pos]
 
 
-def _read_values(
-    spec: ColumnSpec, buf: np.ndarray, p: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _read_values(spec: ColumnSpec, buf: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The values at positions `p` and the positions after them."""
     kind = spec.kind
     if spec.logical == "decimal":
@@ -275,8 +286,10 @@ def _read_decimal(
     negative &= size > 0
     sign = np.where(negative, 0xFF, 0).astype(np.uint8)[:, None]
     value = np.where(pad, sign, raw)
-    if width > 16 and len(p) and (value[:, : width - 16] != sign).any():
-        raise CorruptFileError(f"decimal field {spec.name!r} does not fit 128 bits")
+    if width > 16 and len(p):
+        low_sign = value[:, width - 16] >= 0x80
+        if (value[:, : width - 16] != sign).any() or (low_sign != negative).any():
+            raise CorruptFileError(f"decimal field {spec.name!r} does not fit 128 bits")
     return value[:, width - 16 :], start + size
 
 

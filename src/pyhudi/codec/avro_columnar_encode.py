@@ -73,7 +73,7 @@ def encode_block_content(table: pa.Table, schema_json: str) -> bytes:
     """AVRO_DATA_BLOCK content: int32 3, int32 count, then per record int32 length + Avro."""
     specs = require_specs(schema_json)
     head = _HEADER.pack(_BLOCK_CONTENT_VERSION, table.num_rows)
-    parts = (memoryview(_encode_batch(b, specs, True)[0]) for b in _batches(table, specs))
+    parts = (_encode_batch(b, specs, True)[0].data for b in _batches(table, specs))
     return b"".join((head, *parts))
 
 
@@ -162,7 +162,7 @@ def _value_pieces(
         values = _fixed_values(
             array.cast(natural_type(spec)), "<f4" if spec.kind == "float" else "<f8"
         )
-        return _Bytes.of(values.view(np.uint8).reshape(len(values), -1)), None
+        return _Bytes.of(values.view(np.uint8).reshape(len(values), values.itemsize)), None
     return _varint_piece(_integers(spec, array)), None
 
 

@@ -16,6 +16,7 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
+from pyhudi.table.locks import table_lock
 from pyhudi.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,9 @@ def commit_service(
     ctx: TableContext, inflight: Instant, operation: WriteOperationType, metadata: CommitMetadata
 ) -> Instant:
     """Complete a service instant: drop files of failed task attempts, write the completed file."""
-    transaction = WriteTransaction(ctx, inflight.action, operation, instant=inflight)
-    return transaction.commit(metadata)
+    with table_lock(ctx.uri):
+        transaction = WriteTransaction(ctx, inflight.action, operation, instant=inflight)
+        return transaction.commit(metadata)
 
 
 def marked_data_files(ctx: TableContext, instant_time: str) -> list[str]:

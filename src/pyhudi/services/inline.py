@@ -130,13 +130,14 @@ def _clean(base_path: str, options: Mapping[str, str], background: bool) -> list
 def _archival(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
     try:
         from pyhudi.config import archival as archivekeys
-        from pyhudi.services.archival import ArchivalConfig, archive
+        from pyhudi.config.archival import ArchivalConfig
+        from pyhudi.services.archival import archive
     except ImportError:
         return []
-    if not archivekeys.AUTO_ARCHIVE.get(options):
+    if not archivekeys.AUTOMATIC.get(options):
         return []
     action = lambda: archive(_fresh(base_path), ArchivalConfig.from_options(options))  # noqa: E731
-    if background or archivekeys.ASYNC_ARCHIVE.get(options):
+    if background or archivekeys.ASYNC.get(options):
         return _submit(base_path, "archival", action)
     outcome = action()
     return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []

@@ -16,7 +16,9 @@ from pyhudi.exceptions import HudiError, InvalidRecordError, UnsupportedOperatio
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
+from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
+from pyhudi.table.locks import table_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.base_file import WriteTaskSpec
 from pyhudi.writer.config import WriteConfig, resolve_write_config
@@ -94,6 +96,20 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
     created = existing is None
+    with table_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1])):
+        return _write_locked(records, path, cfg, data_schema, existing, created)
+
+
+def _write_locked(
+    records: DataFrame,
+    path: str,
+    cfg: WriteConfig,
+    data_schema: pa.Schema,
+    existing: TableContext | None,
+    created: bool,
+) -> CommitResult:
+    if existing is not None:
+        existing.reload()  # services may have committed while this write waited for the lock
     ctx = existing or TableContext.create(
         path,
         {

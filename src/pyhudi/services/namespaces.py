@@ -1,0 +1,94 @@
+"""`HudiTable.compaction` / `HudiTable.clustering`: one small namespace per planned service."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyhudi.model.instant import Instant
+from pyhudi.table.context import TableContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from pyhudi.services.common import ServiceOutcome
+
+
+@dataclass(frozen=True)
+class CompactionService:
+    """Merge-on-read compaction of a table: `schedule()`, `run(spark)`, `pending()`, `plan(instant)`."""
+
+    ctx: TableContext
+
+    def schedule(
+        self, options: Mapping[str, str] | None = None, *, force: bool = True
+    ) -> Instant | None:
+        """Write a compaction plan now (`force=False`: only when the configured trigger fires)."""
+        from pyhudi.services.compaction import schedule_compaction
+
+        return schedule_compaction(self.ctx, options, force=force)
+
+    def run(
+        self,
+        spark: SparkSession,
+        options: Mapping[str, str] | None = None,
+        *,
+        instant: str | None = None,
+    ) -> list[ServiceOutcome]:
+        """Execute one pending plan (`instant`) or all of them, scheduling one first if none is pending."""
+        from pyhudi.services.compaction import (
+            execute_compaction,
+            pending_compactions,
+            run_compaction,
+        )
+
+        if instant is not None:
+            return [execute_compaction(spark, self.ctx, instant, options)]
+        return run_compaction(
+            spark, self.ctx, options, schedule=not pending_compactions(self.ctx), force=True
+        )
+
+    def pending(self) -> list[Instant]:
+        from pyhudi.services.compaction import pending_compactions
+
+        return pending_compactions(self.ctx)
+
+    def plan(self, instant: Instant | str) -> Any:
+        from pyhudi.services.compaction import _pending, read_plan
+
+        return read_plan(self.ctx, _pending(self.ctx.reload(), instant))
+
+
+@dataclass(frozen=True)
+class ClusteringService:
+    """Clustering of a table: `schedule()`, `run(spark)`, `pending()`."""
+
+    ctx: TableContext
+
+    def schedule(self, options: Mapping[str, str] | None = None) -> Instant | None:
+        from pyhudi.services.clustering import schedule_clustering
+
+        return schedule_clustering(self.ctx, options)
+
+    def run(
+        self,
+        spark: SparkSession,
+        options: Mapping[str, str] | None = None,
+        *,
+        instant: str | None = None,
+    ) -> list[ServiceOutcome]:
+        from pyhudi.services.clustering import (
+            execute_clustering,
+            pending_clusterings,
+            run_clustering,
+        )
+
+        if instant is not None:
+            return [execute_clustering(spark, self.ctx, instant, options)]
+        return run_clustering(spark, self.ctx, options, schedule=not pending_clusterings(self.ctx))
+
+    def pending(self) -> list[Instant]:
+        from pyhudi.services.clustering import pending_clusterings
+
+        return pending_clusterings(self.ctx)
