@@ -20,11 +20,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.codec.log_block import decode_avro_records, decode_delete_records, decode_parquet_block
+from pyhudi.codec import avro_columnar
+from pyhudi.codec.log_block import (
+    avro_record_count,
+    decode_avro_records,
+    decode_delete_records,
+    decode_parquet_block,
+)
 from pyhudi.codec.log_reader import LocatedBlock, iter_blocks
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, avro_to_arrow
 from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
+from pyhudi.exceptions import CorruptFileError
 from pyhudi.storage import Storage
+from pyhudi.writer.log_append import COLUMNAR_MIN_RECORDS
 from pyhudi.writer.base_file import conform
 
 SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
@@ -147,6 +155,19 @@ def _block_table(
     return table.append_column(DELETED, deleted).append_column(
         NATURAL, pa.repeat(False, table.num_rows)
     )
+
+
+def _avro_table(content: bytes, schema_json: str | None) -> pa.Table:
+    """An Avro data block as Arrow: the columnar codec for flat schemas, fastavro otherwise."""
+    if not schema_json:
+        return pa.table({})
+    if avro_columnar.supports(schema_json) and avro_record_count(content) >= COLUMNAR_MIN_RECORDS:
+        try:
+            return avro_columnar.decode_block_content(content, schema_json)
+        except CorruptFileError:
+            pass  # e.g. records longer than their content (tolerated, as Java does): the lenient path
+    records = decode_avro_records(content, schema_json)
+    return pa.Table.from_pylist(records, schema=avro_to_arrow(schema_json))
 
 
 def _delete_table(

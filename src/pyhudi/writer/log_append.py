@@ -18,10 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pyhudi.codec.file_names import base_file_name, log_file_name
-from pyhudi.codec.log_block import DeleteRecord
+from pyhudi.codec import avro_columnar
+from pyhudi.codec.log_block import DeleteRecord, LogBlock
 from pyhudi.codec.log_writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
-from pyhudi.model.enums import IOType
+from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
+
+#: Below this many records fastavro's per-record path is cheaper than the columnar codec's set-up.
+COLUMNAR_MIN_RECORDS = 64
 from pyhudi.writer.base_file import WriteTaskSpec, conform
 
 
