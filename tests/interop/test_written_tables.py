@@ -171,8 +171,15 @@ def _typed_rows(start: int, count: int, ts: int, nested: bool) -> list[tuple]:
     out = []
     for i in range(start, start + count):
         row = (
-            f"k{i:05d}", ("sf", "nyc")[i % 2], ts, i % 3 == 0, i, i / 7, Decimal(i) / 1000 - Decimal("0.5"),
-            dt.date(2024, 1, 1) + dt.timedelta(days=i), dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * ts),
+            f"k{i:05d}",
+            ("sf", "nyc")[i % 2],
+            ts,
+            i % 3 == 0,
+            i,
+            i / 7,
+            Decimal(i) / 1000 - Decimal("0.5"),
+            dt.date(2024, 1, 1) + dt.timedelta(days=i),
+            dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * ts),
             bytes([i % 256, ts % 256]),
         )
         if nested:
@@ -190,8 +197,14 @@ def test_merge_on_read_with_every_type_is_read_identically_by_hudi_rs(spark, tmp
         "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.parquet.small.file.limit": "0",
     }
-    pyhudi.write(spark.createDataFrame(_typed_rows(0, 300, 1, nested), schema), path, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
-    updates = spark.createDataFrame(_typed_rows(0, 200, 2, nested), schema)  # >= 64 records per log block
+    pyhudi.write(
+        spark.createDataFrame(_typed_rows(0, 300, 1, nested), schema),
+        path,
+        {**options, "hoodie.datasource.write.operation": "bulk_insert"},
+    )
+    updates = spark.createDataFrame(
+        _typed_rows(0, 200, 2, nested), schema
+    )  # >= 64 records per log block
     pyhudi.write(updates, path, {**options, "hoodie.datasource.write.operation": "upsert"})
     ours = rows(pyhudi.read(spark, path).toArrow())
     theirs = rows(hudi_rs_table(path))

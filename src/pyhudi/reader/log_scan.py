@@ -29,11 +29,11 @@ from pyhudi.codec.log_block import (
 )
 from pyhudi.codec.log_reader import LocatedBlock, iter_blocks
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, avro_to_arrow
-from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
 from pyhudi.exceptions import CorruptFileError
+from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
 from pyhudi.storage import Storage
-from pyhudi.writer.log_append import COLUMNAR_MIN_RECORDS
 from pyhudi.writer.base_file import conform
+from pyhudi.writer.log_append import COLUMNAR_MIN_RECORDS
 
 SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
 _DATA = (LogBlockType.AVRO_DATA_BLOCK, LogBlockType.PARQUET_DATA_BLOCK, LogBlockType.CDC_DATA_BLOCK)
@@ -139,13 +139,7 @@ def _block_table(
     if block.block_type is LogBlockType.PARQUET_DATA_BLOCK:
         data = decode_parquet_block(block.content) if block.content else pa.table({})
     else:
-        schema_json = block.schema_json
-        records = decode_avro_records(block.content, schema_json) if schema_json else []
-        data = (
-            pa.Table.from_pylist(records, schema=avro_to_arrow(schema_json))
-            if schema_json
-            else pa.table({})
-        )
+        data = _avro_table(block.content, block.schema_json)
     table = conform(data, file_schema)
     deleted = (
         pc.fill_null(table.column(IS_DELETED_FIELD).cast(pa.bool_()), False)

@@ -119,6 +119,7 @@ def slice_tasks(
                 bootstrap_source=file_slice.base_file.bootstrap_source_path
                 if file_slice.base_file
                 else None,
+                timeline_start=plan.timeline_start,
             )
         )
     return tasks

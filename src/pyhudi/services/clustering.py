@@ -34,6 +34,7 @@ from pyhudi.services.clustering_plan import (
 )
 from pyhudi.services.common import ServiceOutcome, commit_service, reset_to_requested, service_pool
 from pyhudi.table.context import TableContext
+from pyhudi.table.locks import table_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.base_file import WriteTaskSpec
 from pyhudi.writer.config import resolve_write_config
@@ -93,13 +94,15 @@ def execute_clustering(
                 for g in groups
                 for row in _cluster_group(spark, ctx, spec, g, sort_columns, schema)
             ]
-        _check_conflicts(ctx.reload(), inflight, groups)
-        commit_service(
-            ctx,
-            inflight,
-            WriteOperationType.CLUSTER,
-            _metadata(cfg.table_name, schema, rows, groups),
-        )
+        with table_lock(ctx.uri):  # no write commits between the conflict check and this commit
+            _check_conflicts(ctx.reload(), inflight, groups)
+            commit_service(
+                ctx,
+                inflight,
+                WriteOperationType.CLUSTER,
+                _metadata(cfg.table_name, schema, rows, groups),
+            )
+
     except BaseException:
         reset_to_requested(ctx, inflight)
         raise

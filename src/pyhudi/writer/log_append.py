@@ -17,16 +17,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.codec.file_names import base_file_name, log_file_name
 from pyhudi.codec import avro_columnar
+from pyhudi.codec.file_names import base_file_name, log_file_name
 from pyhudi.codec.log_block import DeleteRecord, LogBlock
 from pyhudi.codec.log_writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
+from pyhudi.writer.base_file import WriteTaskSpec, conform
 
 #: Below this many records fastavro's per-record path is cheaper than the columnar codec's set-up.
 COLUMNAR_MIN_RECORDS = 64
-from pyhudi.writer.base_file import WriteTaskSpec, conform
 
 
 @dataclass(frozen=True)
@@ -132,4 +132,11 @@ def _data_block(spec: WriteTaskSpec, log_spec: LogSpec, records: pa.Table, file_
         return parquet_data_block(
             spec.instant_time, log_spec.schema_json, table, compression=log_spec.compression
         )
+    if n >= COLUMNAR_MIN_RECORDS and avro_columnar.supports(log_spec.schema_json):
+        header = {
+            HeaderMetadataType.INSTANT_TIME: spec.instant_time,
+            HeaderMetadataType.SCHEMA: log_spec.schema_json,
+        }
+        content = avro_columnar.encode_block_content(table, log_spec.schema_json)
+        return LogBlock(LogBlockType.AVRO_DATA_BLOCK, header, content)
     return avro_data_block(spec.instant_time, log_spec.schema_json, avro_ready_rows(table))

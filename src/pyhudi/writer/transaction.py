@@ -60,6 +60,7 @@ class WriteTransaction:
         time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
         content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
         requested = self.ctx.active.create_requested(time, self.action, content)
+        self.heartbeat = Heartbeat(self.ctx, time).start()
         inflight_content = (
             b""
             if self.operation is WriteOperationType.BULK_INSERT
