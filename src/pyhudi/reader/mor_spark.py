@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.reader.dataframe import register_log_slice_reader
 from pyhudi.reader.log_scan import DELETED, NATURAL
 from pyhudi.reader.merge_on_read import slice_winners
@@ -29,39 +29,37 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode
 from pyhudi.writer.base_file import conform
 
-FILE_ID = "__pyhudi_file_id"
+#: A record is matched by its key within its partition (keys are unique per partition).
+MATCH = [RECORD_KEY, PARTITION_PATH]
 
 
 def _winners_function(tasks: list[SliceTask], target: pa.Schema):  # type: ignore[no-untyped-def]
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                task = tasks[index]
-                winners = slice_winners(task)
-                winners = winners.append_column(
-                    FILE_ID, pa.repeat(task.file_id, winners.num_rows).cast(pa.string())
-                )
-                yield from conform(winners, target).to_batches()
+                yield from conform(slice_winners(tasks[index]), target).to_batches()
 
     return run
 
 
 def log_winners(spark: SparkSession, tasks: list[SliceTask], schema: T.StructType) -> DataFrame:
-    """One row per (file group, key) changed by the logs, with the delete flags (computed once)."""
+    """One row per key the logs changed (with the delete flags), computed once, when the read is planned.
+
+    The result is referenced several times by the merge; an eager local checkpoint runs the log scan a
+    single time (a lazy one would run it per reference) and is freed with the DataFrame.
+    """
     extended = T.StructType(
         [
             *schema.fields,
-            T.StructField(FILE_ID, T.StringType()),
             T.StructField(DELETED, T.BooleanType()),
             T.StructField(NATURAL, T.BooleanType()),
         ]
     )
     target = to_arrow_schema(extended, timezone="UTC")
-    indices = spark.createDataFrame([(i,) for i in range(len(tasks))], "i int")
-    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+    indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
+    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism))
     winners = indices.repartition(slots).mapInArrow(_winners_function(tasks, target), extended)
-    # Referenced twice below; a lazy local checkpoint computes it once and is freed with the DataFrame.
-    return winners.localCheckpoint(eager=False)
+    return winners.localCheckpoint(eager=True)
 
 
 def read_log_slices(
@@ -69,42 +67,41 @@ def read_log_slices(
 ) -> DataFrame:
     tasks = slice_tasks(ctx, plan, plan.with_logs)
     winners = log_winners(spark, tasks, schema)
-    live = winners.filter(~F.col(DELETED)).drop(FILE_ID, DELETED, NATURAL)
+    live = winners.filter(~F.col(DELETED)).drop(DELETED, NATURAL)
     uris = [ctx.storage.uri(ctx.path(t.base_file)) for t in tasks if t.base_file]
     if not uris:
         return live
-    base = (
-        spark.read.schema(schema)
-        .parquet(*uris)
-        .withColumn(FILE_ID, F.substring_index(F.col("_metadata.file_name"), "_", 1))
-    )
+    base = spark.read.schema(schema).parquet(*uris)
+    if not ctx.config.populate_meta_fields:  # keys are not stored: compute them as the writer did
+        from pyhudi.writer.config import resolve_write_config
+        from pyhudi.writer.keygen import with_key_columns
+
+        keygen = resolve_write_config({}, ctx.config).keygen
+        base = with_key_columns(base, keygen, RECORD_KEY, PARTITION_PATH)
     if tasks[0].skip_merge:
-        return base.drop(FILE_ID).unionByName(live)
+        return base.unionByName(live)
     mode, ordering = MergeMode(tasks[0].merge_mode), tasks[0].ordering_field
     if mode is MergeMode.EVENT_TIME_ORDERING and ordering and ordering in schema.fieldNames():
         return _event_time(base, winners, ordering).select(*schema.fieldNames())
-    keys = winners.select(RECORD_KEY, FILE_ID)
-    kept = base.join(F.broadcast(keys), on=[RECORD_KEY, FILE_ID], how="left_anti")
+    kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
     return kept.select(*schema.fieldNames()).unionByName(live)
 
 
 def _event_time(base: DataFrame, winners: DataFrame, ordering: str) -> DataFrame:
     theirs = winners.select(
-        RECORD_KEY, FILE_ID, F.col(ordering).alias("__w_ord"), F.col(NATURAL).alias("__w_nat")
+        *MATCH, F.col(ordering).alias("__w_ord"), F.col(NATURAL).alias("__w_nat")
     )
-    pairs = base.select(RECORD_KEY, FILE_ID, F.col(ordering).alias("__b_ord")).join(
-        F.broadcast(theirs), on=[RECORD_KEY, FILE_ID]
+    pairs = base.select(*MATCH, F.col(ordering).alias("__b_ord")).join(
+        F.broadcast(theirs), on=MATCH
     )
     base_wins = (F.col("__b_ord") > F.col("__w_ord")) & ~F.col("__w_nat")
-    base_kept_keys = pairs.filter(base_wins).select(RECORD_KEY, FILE_ID)
-    log_kept_keys = pairs.filter(~base_wins).select(RECORD_KEY, FILE_ID)
-    kept_base = base.join(
-        F.broadcast(log_kept_keys), on=[RECORD_KEY, FILE_ID], how="left_anti"
-    ).drop(FILE_ID)
+    base_kept_keys = pairs.filter(base_wins).select(*MATCH)
+    log_kept_keys = pairs.filter(~base_wins).select(*MATCH)
+    kept_base = base.join(F.broadcast(log_kept_keys), on=MATCH, how="left_anti")
     live = winners.filter(~F.col(DELETED)).join(
-        F.broadcast(base_kept_keys), on=[RECORD_KEY, FILE_ID], how="left_anti"
+        F.broadcast(base_kept_keys), on=MATCH, how="left_anti"
     )
-    columns = [c for c in base.columns if c != FILE_ID]
+    columns = list(base.columns)
     return kept_base.select(*columns).unionByName(live.select(*columns))
 
 
