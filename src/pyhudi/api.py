@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from pyhudi.writer.pipeline import CommitResult
 
 
-def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
+def write(
+    df: DataFrame, path: str, options: Mapping[str, str], *, mode: str = "append"
+) -> CommitResult:
     """Write a Spark DataFrame into the Hudi table at `path`, with Apache Hudi's option keys.
 
     >>> pyhudi.write(df, "/data/trips", {"hoodie.table.name": "trips",  # doctest: +SKIP
@@ -32,7 +34,7 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
     from pyhudi.writer.pipeline import write as _write
 
     register(df.sparkSession)
-    return _write(df, path, options)
+    return _write(df, path, options, mode=mode)
 
 
 def read(

@@ -11,6 +11,7 @@ Visibility rules (reference §2.9, §3.6):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.fs_view.listing import PartitionListing
 from pyhudi.fs_view.pending import pending_compaction_operations
 from pyhudi.model.file import BaseFile, FileGroup, FileSlice, LogFile
-from pyhudi.model.instant import Action, InstantTime
+from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, InstantTime
 from pyhudi.storage import Storage
 from pyhudi.timeline.active import ActiveTimeline
 from pyhudi.timeline.timeline import Timeline
@@ -31,6 +32,8 @@ class FileSystemView:
     base_path: str
     active: ActiveTimeline
     base_file_extension: str = ".parquet"
+    #: (partition, file id) -> source file of METADATA_ONLY bootstrapped file groups (bootstrap index).
+    bootstrap_sources: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     _listing: PartitionListing | None = field(default=None, repr=False)
 
     @property
@@ -117,7 +120,11 @@ class FileSystemView:
                     base_file.instant_time, committed, writes, as_of
                 ):
                     _, logs = slices[base_file.file_id].get(base_file.instant_time, (None, []))
+                    source = self.bootstrap_sources.get((partition, base_file.file_id))
+                    if source and base_file.instant_time == METADATA_BOOTSTRAP_INSTANT:
+                        base_file = dataclasses.replace(base_file, bootstrap_source_path=source)
                     slices[base_file.file_id][base_file.instant_time] = (base_file, logs)
+
         for (op_partition, file_id), time in pending_ops.items():
             if op_partition == partition and file_id in slices:
                 slices[file_id].setdefault(time, (None, []))

@@ -58,6 +58,8 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
         if not _log_slice_reader:
             from pyhudi.reader import mor_spark  # noqa: F401  (registers the reader)
         parts.append(_log_slice_reader[0](spark, ctx, plan, schema))
+    if plan.stitched:
+        parts.append(arrow_slices_frame(spark, ctx, plan, plan.stitched, schema))
     df = parts[0] if parts else spark.createDataFrame([], schema)
     for other in parts[1:]:
         df = df.unionByName(other)
@@ -80,6 +82,27 @@ _COMPARISONS = {
     ">": operator.gt,
     ">=": operator.ge,
 }
+
+
+def arrow_slices_frame(
+    spark: SparkSession, ctx: TableContext, plan: ReadPlan, slices, schema: T.StructType
+) -> DataFrame:  # type: ignore[no-untyped-def]
+    """Slices read whole in Arrow tasks (bootstrap skeletons stitched to their source files)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pyhudi.reader.slices import read_slice_batches, slice_tasks
+
+    tasks = slice_tasks(ctx, plan, slices)
+    target = to_arrow_schema(schema, timezone="UTC")
+
+    def run(batches):  # type: ignore[no-untyped-def]
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from read_slice_batches(tasks[index], target)
+
+    indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
+    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    return indices.repartition(slots).mapInArrow(run, schema)
 
 
 def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:

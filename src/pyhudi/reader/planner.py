@@ -34,6 +34,8 @@ class ReadPlan:
     base_only: tuple[FileSlice, ...] = ()
     #: Slices whose log files must be merged (merge-on-read snapshot).
     with_logs: tuple[FileSlice, ...] = ()
+    #: Slices whose base file is a METADATA_ONLY bootstrap skeleton (stitched to its source file).
+    stitched: tuple[FileSlice, ...] = ()
     #: Completed instants visible to the query (log blocks outside are skipped).
     visible_instants: frozenset[str] = frozenset()
     #: The latest instant the query sees.
@@ -87,14 +89,14 @@ def _plan(
     filters: tuple[PartitionFilter, ...],
 ) -> ReadPlan:
     visible = ctx.active.timeline.commits().up_to(as_of)
-    base_only = tuple(s for s in slices if not s.has_log_files and s.base_file is not None)
-    with_logs = tuple(s for s in slices if s.has_log_files)
+    base_only, with_logs, stitched = split_slices(slices)
     return ReadPlan(
         base_uri=ctx.uri,
         query_type=query_type,
         data_schema=schema,
         base_only=base_only,
         with_logs=with_logs,
+        stitched=stitched,
         visible_instants=frozenset(visible.times()),
         as_of=as_of,
         commit_times=commit_times,
@@ -104,7 +106,21 @@ def _plan(
     )
 
 
+def split_slices(
+    slices: Sequence[FileSlice],
+) -> tuple[tuple[FileSlice, ...], tuple[FileSlice, ...], tuple[FileSlice, ...]]:
+    """(plain base files, slices with logs to merge, bootstrap skeletons to stitch)."""
+    stitched = tuple(
+        s for s in slices if s.base_file is not None and s.base_file.bootstrap_source_path
+    )
+    rest = [s for s in slices if s not in stitched]
+    base_only = tuple(s for s in rest if not s.has_log_files and s.base_file is not None)
+    with_logs = tuple(s for s in rest if s.has_log_files)
+    return base_only, with_logs, stitched
+
+
 def _as_of(ctx: TableContext, opts: Mapping[str, str]) -> InstantTime | None:
+
     latest = ctx.active.timeline.commits().last
     value = rkeys.AS_OF_INSTANT.get(opts)
     if value is None:

@@ -10,6 +10,7 @@ replaced groups at that instant and still see them when time-travelling before i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -23,9 +24,9 @@ from pyhudi.exceptions import CommitConflictError, PendingServiceError
 from pyhudi.fs_view.pending import pending_clustering_file_groups, read_requested_plan
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
-from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, Instant, InstantTime
 from pyhudi.reader.dataframe import dataframe_for_plan
-from pyhudi.reader.planner import ReadPlan
+from pyhudi.reader.planner import ReadPlan, split_slices
 from pyhudi.services.clustering_plan import (
     ClusteringConfig,
     ClusteringGroup,
@@ -128,17 +129,32 @@ def _group_frame(
     spark: SparkSession, ctx: TableContext, group: ClusteringGroup, schema: pa.Schema, as_of: str
 ) -> DataFrame:
     visible = ctx.active.timeline.commits().up_to(as_of)
+    sources = ctx.bootstrap_sources()
+    slices = [_with_source(s, sources) for s in group.slices]
+    base_only, with_logs, stitched = split_slices(slices)
     plan = ReadPlan(
         base_uri=ctx.uri,
         query_type="snapshot",
         data_schema=schema,
-        base_only=tuple(s for s in group.slices if not s.has_log_files),
-        with_logs=tuple(s for s in group.slices if s.has_log_files),
+        base_only=base_only,
+        with_logs=with_logs,
+        stitched=stitched,
         visible_instants=frozenset(visible.times()),
         as_of=visible.last.time if visible.last else None,
         timeline_start=ctx.active.timeline.first.time if ctx.active.timeline.first else None,
     )
     return dataframe_for_plan(spark, ctx, plan)
+
+
+def _with_source(file_slice, sources):  # type: ignore[no-untyped-def]
+    """Attach a bootstrap skeleton's source file (plans name only the skeleton)."""
+    base = file_slice.base_file
+    source = sources.get((file_slice.partition_path, file_slice.file_id))
+    if base is None or source is None or base.instant_time != METADATA_BOOTSTRAP_INSTANT:
+        return file_slice
+    return dataclasses.replace(
+        file_slice, base_file=dataclasses.replace(base, bootstrap_source_path=source)
+    )
 
 
 def _cluster_group(

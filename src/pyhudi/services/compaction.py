@@ -21,7 +21,7 @@ from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.file import join_partition
-from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, Instant, InstantTime
 from pyhudi.reader.merge_on_read import merge_slice_with_stats
 from pyhudi.reader.merge_options import merge_settings
 from pyhudi.reader.slices import SliceTask, read_base
@@ -131,6 +131,7 @@ def _tasks(
     mode, ordering, _ = merge_settings(ctx, read_plan_)
     visible = frozenset(ctx.active.timeline.commits().up_to(instant_time).times())
     start = ctx.active.timeline.first.time if ctx.active.timeline.first else None
+    sources = ctx.bootstrap_sources()
     return [
         SliceTask(
             storage=ctx.storage,
@@ -145,6 +146,9 @@ def _tasks(
             merge_mode=mode,
             ordering_field=ordering,
             timeline_start=start,
+            bootstrap_source=sources.get((op.partition_path, op.file_id))
+            if op.base_instant == METADATA_BOOTSTRAP_INSTANT
+            else None,
         )
         for op in plan.operations
     ]

@@ -107,7 +107,27 @@ class TableContext:
     def view(self) -> FileSystemView:
         """A fresh file-system view (new listing) over the current timeline."""
         extension = self.config.base_file_format.extension
-        return FileSystemView(self.storage, self.base_path, self.active, extension)
+        return FileSystemView(
+            self.storage,
+            self.base_path,
+            self.active,
+            extension,
+            bootstrap_sources=self.bootstrap_sources(),
+        )
+
+    def bootstrap_sources(self) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> source file URI of METADATA_ONLY bootstrapped file groups."""
+        if (
+            not self.config.bootstrap_base_path
+            or not self.config.get(keys.BOOTSTRAP_INDEX_ENABLE.key, "true") == "true"
+        ):
+            return {}
+        from pyhudi.codec.bootstrap_index import FILEIDS_FOLDER, INDEX_FILE_NAME, decode_file_index
+
+        path = self.path(f"{FILEIDS_FOLDER}/{INDEX_FILE_NAME}")
+        if not self.storage.exists(path):
+            return {}
+        return decode_file_index(self.storage.read_bytes(path))
 
     def new_instant_time(self) -> InstantTime:
         return new_instant_time(self.active.timeline.times(), utc=self.config.timeline_timezone_utc)

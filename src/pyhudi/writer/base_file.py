@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,8 @@ class WriteTaskSpec:
     sizing: SizingConfig
     bloom: BloomConfig
     populate_meta_fields: bool = True
+    #: (partition, file id) -> source file of bootstrap skeletons (their rows are stitched on merge).
+    bootstrap_sources: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def partition_dir(self, partition: str) -> str:
         return posixpath.join(self.base_path, partition) if partition else self.base_path

@@ -12,7 +12,14 @@ from pyspark.sql import DataFrame
 
 from pyhudi.codec.schema import arrow_to_avro_json, with_meta_fields
 from pyhudi.config import table as tkeys
-from pyhudi.exceptions import HudiError, InvalidRecordError, UnsupportedOperationError, WriteError
+from pyhudi.exceptions import (
+    ConfigError,
+    HudiError,
+    InvalidRecordError,
+    TableExistsError,
+    UnsupportedOperationError,
+    WriteError,
+)
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
@@ -80,10 +87,41 @@ def action_for(cfg: WriteConfig) -> Action:
     return Action.DELTA_COMMIT if cfg.is_merge_on_read else Action.COMMIT
 
 
-def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
-    """Write `df` into the Hudi table at `path` with Apache Hudi's option keys."""
+SAVE_MODES = ("append", "overwrite", "ignore", "errorifexists", "error")
+
+
+def write(
+    df: DataFrame, path: str, options: Mapping[str, str], *, mode: str = "append"
+) -> CommitResult:
+    """Write `df` into the Hudi table at `path` with Apache Hudi's option keys.
+
+    `mode` is Spark's save mode: `append` (default), `overwrite` (`insert_overwrite_table`), `ignore`
+    (do nothing when the table exists) or `errorifexists`.
+    """
     options = {str(k): str(v) for k, v in options.items()}
+    mode = mode.lower()
+    if mode not in SAVE_MODES:
+        raise ConfigError(f"unknown save mode {mode!r}; use one of {', '.join(SAVE_MODES)}")
     existing = TableContext.open(path) if TableContext.exists(path) else None
+    if (
+        existing is not None
+        and mode in ("ignore", "errorifexists", "error")
+        and existing.active.timeline.commits()
+    ):
+        if mode == "ignore":
+            return CommitResult(
+                "",
+                "NONE",
+                "",
+                existing.uri,
+                services=("table exists: save mode ignore, nothing written",),
+            )
+        raise TableExistsError(
+            f"a Hudi table with commits already exists at {path} (save mode {mode})"
+        )
+    if mode == "overwrite" and existing is not None:
+        options["hoodie.datasource.write.operation"] = "insert_overwrite_table"
+
     if existing is not None:
         existing.config.check_writable(path)
     cfg = resolve_write_config(options, existing.config if existing else None)
@@ -92,7 +130,8 @@ def write(df: DataFrame, path: str, options: Mapping[str, str]) -> CommitResult:
     if cfg.operation is WriteOperationType.BOOTSTRAP:
         from pyhudi.bootstrap import run_bootstrap_write
 
-        return run_bootstrap_write(df, path, cfg, existing)
+        return run_bootstrap_write(df, path, cfg, existing, mode=mode)
+
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
     created = existing is None
@@ -186,6 +225,7 @@ def task_spec(
         sizing=cfg.sizing,
         bloom=cfg.bloom,
         populate_meta_fields=ctx.config.populate_meta_fields,
+        bootstrap_sources=ctx.bootstrap_sources(),
     )
 
 

@@ -225,10 +225,8 @@ def _merge(
 ) -> dict:
     base = parse_base_file(partition, base_name)
     prev_commit = base.instant_time if base else "null"
-    old = conform(
-        pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}")),
-        spec.file_schema,
-    )
+    old = read_existing_base(spec, partition, file_id, base_name)
+
     incoming = conform(incoming, spec.file_schema)
     plan = plan_merge(old, incoming, deletes, merge)
     writer = BaseFileWriter(
@@ -245,6 +243,19 @@ def _merge(
         num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
     )
     return writer.close()
+
+
+def read_existing_base(
+    spec: WriteTaskSpec, partition: str, file_id: str, base_name: str
+) -> pa.Table:
+    """An existing base file's records; a bootstrap skeleton is stitched to its source file first."""
+    table = pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}"))
+    source = spec.bootstrap_sources.get((partition, file_id))
+    if source is not None:
+        from pyhudi.bootstrap.stitch import stitch_rows
+
+        table = stitch_rows(source, table, partition, spec.file_schema, base_name)
+    return conform(table, spec.file_schema)
 
 
 @dataclass(frozen=True)

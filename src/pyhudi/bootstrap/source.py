@@ -1,0 +1,125 @@
+"""The existing table to bootstrap: its partitions (leaf folders with data files), files and schema."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+from pyhudi.exceptions import ConfigError
+from pyhudi.storage import FileStatus, Storage
+
+_FORMATS = {".parquet": "parquet", ".orc": "orc"}
+
+
+@dataclass(frozen=True)
+class SourcePartition:
+    relative_path: str  # folder relative to the source base path ("" for an unpartitioned source)
+    files: tuple[FileStatus, ...]
+
+    @property
+    def hive_values(self) -> dict[str, str]:
+        """`k=v` folder segments as (column, value)."""
+        values = {}
+        for segment in self.relative_path.split("/") if self.relative_path else ():
+            if "=" in segment:
+                key, value = segment.split("=", 1)
+                values[key] = value
+        return values
+
+
+@dataclass(frozen=True)
+class Source:
+    storage: Storage
+    base_path: str
+    partitions: tuple[SourcePartition, ...]
+    file_format: str
+    file_schema: pa.Schema  # columns stored in the files
+    partition_columns: tuple[
+        str, ...
+    ]  # hive `k=v` columns not stored in the files (added as strings)
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri(self.base_path)
+
+    @property
+    def data_schema(self) -> pa.Schema:
+        extra = [pa.field(c, pa.string()) for c in self.partition_columns]
+        return pa.schema([*self.file_schema, *extra])
+
+    def file_uri(self, status: FileStatus) -> str:
+        return self.storage.uri(status.path)
+
+
+def _format_of(name: str) -> str | None:
+    for suffix, kind in _FORMATS.items():
+        if name.endswith(suffix) or (kind == "parquet" and ".parquet" in name):
+            return kind
+    return None
+
+
+def discover(uri: str) -> Source:
+    """List the source: every folder holding parquet/ORC files is a partition."""
+    storage, base_path = Storage.for_uri(uri)
+    if not storage.is_dir(base_path):
+        raise ConfigError(f"hoodie.bootstrap.base.path {uri} is not a folder")
+    by_folder: dict[str, list[FileStatus]] = {}
+    formats = set()
+    prefix = base_path.rstrip("/") + "/"
+    for status in storage.walk_files(base_path):
+        relative = status.path[len(prefix) :]
+        folder, name = posixpath.split(relative)
+        if name.startswith((".", "_")) or any(
+            part.startswith((".", "_")) for part in folder.split("/") if part
+        ):
+            continue
+        kind = _format_of(name)
+        if kind is None:
+            continue
+        formats.add(kind)
+        by_folder.setdefault(folder, []).append(status)
+    if not by_folder:
+        raise ConfigError(f"no parquet or ORC files under hoodie.bootstrap.base.path {uri}")
+    if len(formats) > 1:
+        raise ConfigError(
+            f"the source {uri} mixes file formats {sorted(formats)}; bootstrap one format at a time"
+        )
+    partitions = tuple(
+        SourcePartition(f, tuple(sorted(fs, key=lambda s: s.path)))
+        for f, fs in sorted(by_folder.items())
+    )
+    file_format = formats.pop()
+    schema = read_schema(storage, partitions[0].files[0].path, file_format)
+    hive = [k for k in partitions[0].hive_values if k not in schema.names]
+    return Source(storage, base_path, partitions, file_format, schema, tuple(hive))
+
+
+def read_schema(storage: Storage, path: str, file_format: str) -> pa.Schema:
+    with storage.open_input(path) as handle:
+        if file_format == "orc":
+            return orc.ORCFile(handle).schema
+        return pq.read_schema(handle)
+
+
+def read_source_file(
+    storage: Storage, path: str, file_format: str, columns: list[str] | None = None
+) -> pa.Table:
+    with storage.open_input(path) as handle:
+        if file_format == "orc":
+            return orc.ORCFile(handle).read(columns=columns)
+        return pq.read_table(handle, columns=columns)
+
+
+def with_partition_columns(
+    table: pa.Table, values: dict[str, str], columns: tuple[str, ...]
+) -> pa.Table:
+    """Add the hive folder values of `columns` as constant string columns."""
+    for column in columns:
+        table = table.append_column(
+            column, pa.repeat(values.get(column), table.num_rows).cast(pa.string())
+        )
+    return table
