@@ -24,9 +24,8 @@ from bench.common import (
 )
 from pyhudi.codec import avro_columnar
 from pyhudi.codec.log_block import encode_avro_records, parsed_avro_schema
-from pyhudi.reader.log_scan import _avro_table
-
 from pyhudi.codec.schema import arrow_to_avro_json
+from pyhudi.reader.log_scan import _avro_table
 from pyhudi.writer.log_append import avro_ready_rows
 
 MOR = {**HUDI_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}

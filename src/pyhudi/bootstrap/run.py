@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from pyhudi.bootstrap.selector import BootstrapMode, select_modes
 from pyhudi.bootstrap.skeleton import SKELETON_SCHEMA, SkeletonJob, skeleton_function
@@ -36,6 +37,7 @@ from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.operations import OPERATIONS, WriteJob
 from pyhudi.writer.pipeline import CommitResult, task_spec
 from pyhudi.writer.prepare import prepare_records
+from pyhudi.writer.schema import arrow_data_schema, normalize_spark_type
 from pyhudi.writer.stats import STATS_DDL, to_write_stat
 from pyhudi.writer.transaction import WriteTransaction
 
@@ -84,7 +86,7 @@ def bootstrap(
     ctx = _target(target, mode)
     if ctx is None:
         return BootstrapResult(target, source_uri, ignored=True)
-    source = discover(source_uri)
+    source = _with_spark_types(spark, discover(source_uri))
     modes = select_modes([p.relative_path for p in source.partitions], opts)
     cfg = resolve_write_config(
         {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, ctx.config if ctx else None
@@ -236,12 +238,26 @@ def _metadata(rows: list[dict], cfg: WriteConfig, schema: pa.Schema) -> CommitMe
     )
 
 
+def _with_spark_types(spark: SparkSession, source: Source) -> Source:
+    """The table schema as Spark reads the source (INT96 and ORC timestamps are instants, etc.).
+
+    Arrow alone would call an INT96 column a naive timestamp; the Hudi table must say what a
+    Spark reader of the source sees, so the schema comes from Spark and the files are cast to it.
+    """
+    first = source.file_uri(source.partitions[0].files[0])
+    spark_schema = spark.read.format(source.file_format).load(first).schema
+    normalized = T.StructType(
+        [T.StructField(f.name, normalize_spark_type(f.dataType), True) for f in spark_schema]
+    )
+    return replace(source, file_schema=arrow_data_schema(normalized))
+
+
 def _source_frame(spark: SparkSession, source: Source, partitions) -> DataFrame:  # type: ignore[no-untyped-def]
     frames = []
     for partition in partitions:
         uris = [source.storage.uri(f.path) for f in partition.files]
-        reader = spark.read.orc if source.file_format == "orc" else spark.read.parquet
-        frame = reader(*uris)
+        frame = spark.read.format(source.file_format).load(uris)
+
         for column in source.partition_columns:
             frame = frame.withColumn(
                 column, F.lit(partition.hive_values.get(column)).cast("string")

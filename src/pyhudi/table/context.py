@@ -117,11 +117,11 @@ class TableContext:
 
     def bootstrap_sources(self) -> dict[tuple[str, str], str]:
         """(partition, file id) -> source file URI of METADATA_ONLY bootstrapped file groups."""
-        if (
-            not self.config.bootstrap_base_path
-            or not self.config.get(keys.BOOTSTRAP_INDEX_ENABLE.key, "true") == "true"
+        if not self.config.bootstrap_base_path or not keys.BOOTSTRAP_INDEX_ENABLE.get(
+            self.config.props
         ):
             return {}
+
         from pyhudi.codec.bootstrap_index import FILEIDS_FOLDER, INDEX_FILE_NAME, decode_file_index
 
         path = self.path(f"{FILEIDS_FOLDER}/{INDEX_FILE_NAME}")

@@ -73,12 +73,12 @@ class WriteTaskSpec:
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Select/cast `table` to `schema`; missing columns become nulls (schema evolution)."""
     columns = []
-    for field in schema:
-        if field.name in table.column_names:
-            column = table.column(field.name)
-            columns.append(column if column.type == field.type else column.cast(field.type))
+    for target in schema:
+        if target.name in table.column_names:
+            column = table.column(target.name)
+            columns.append(column if column.type == target.type else column.cast(target.type))
         else:
-            columns.append(pa.nulls(table.num_rows, field.type))
+            columns.append(pa.nulls(table.num_rows, target.type))
     return pa.Table.from_arrays(columns, schema=schema)
 
 

@@ -1,0 +1,259 @@
+"""Bootstrap of existing parquet/ORC tables: modes, selectors, reads, writes afterwards, safety."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+from tests.helpers.oracle import hudi_rs_table
+
+import pyhudi
+from pyhudi.codec.bootstrap_index import (
+    FILEIDS_FOLDER,
+    INDEX_FILE_NAME,
+    PARTITIONS_FOLDER,
+    decode_file_index,
+)
+from pyhudi.codec.hfile import HFileReader
+from pyhudi.exceptions import CorruptFileError, TableExistsError
+from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT
+
+SCHEMA = "key string, amount decimal(10,2), day date, at timestamp, flag boolean, blob binary, qty int, ts long, score double"
+SELECTOR = "org.apache.hudi.client.bootstrap.selector.{}BootstrapModeSelector"
+DATA_COLUMNS = ["key", "amount", "day", "at", "flag", "blob", "qty", "ts", "score", "dt"]
+
+
+def _rows(count: int) -> list[tuple]:
+    return [
+        (
+            f"k{i:04d}",
+            Decimal(i) / 4,
+            dt.date(2022, 10, 8) + dt.timedelta(days=i % 2),
+            dt.datetime(2022, 10, 8, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i),
+            i % 2 == 0,
+            bytes([i % 256]),
+            i,
+            1,
+            i * 1.5,
+        )
+        for i in range(count)
+    ]
+
+
+def _existing_table(spark, root: str, *, hive: bool, file_format: str = "parquet") -> str:
+    """An 'existing' table: partition folders `dt=2022-10-08` (hive) or `2022-10-08` (plain)."""
+    frame = spark.createDataFrame(_rows(200), SCHEMA).withColumn(
+        "dt", F.date_format("day", "yyyy-MM-dd")
+    )
+    for day in ("2022-10-08", "2022-10-09"):
+        folder = os.path.join(root, f"dt={day}" if hive else day)
+        part = frame.filter(F.col("dt") == day).drop("dt" if hive else "__none__").repartition(2)
+        getattr(part.write.mode("overwrite"), file_format)(folder)
+    return root
+
+
+def _digest(root: str) -> dict[str, str]:
+    out = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as handle:
+                out[os.path.relpath(os.path.join(folder, name), root)] = hashlib.sha256(
+                    handle.read()
+                ).hexdigest()
+    return out
+
+
+def _options(source: str, selector: str = "MetadataOnly", **extra: str) -> dict[str, str]:
+    return {
+        "hoodie.table.name": "bt",
+        "hoodie.datasource.write.recordkey.field": "key",
+        "hoodie.datasource.write.partitionpath.field": "dt",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": "bootstrap",
+        "hoodie.bootstrap.base.path": source,
+        "hoodie.bootstrap.mode.selector": SELECTOR.format(selector)
+        if not selector.endswith("Selector")
+        else f"org.apache.hudi.client.bootstrap.selector.{selector}",
+        **extra,
+    }
+
+
+def _source_rows(spark, source: str, hive: bool, file_format: str = "parquet"):
+    reader = spark.read.option("basePath", source) if hive else spark.read
+    data = getattr(reader.option("recursiveFileLookup", "false" if hive else "true"), file_format)(
+        source
+    )
+    if hive:
+        data = data.withColumn("dt", F.col("dt").cast("string"))
+    return sorted(data.select(*DATA_COLUMNS).collect())
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "orc"])
+@pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
+def test_bootstrap_reads_equal_the_source_and_leave_it_untouched(
+    spark, tmp_path, selector, file_format
+):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True, file_format=file_format)
+    before = _digest(source)
+    target = str(tmp_path / "hudi")
+    result = pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source, selector))
+    instant = METADATA_BOOTSTRAP_INSTANT if selector == "MetadataOnly" else FULL_BOOTSTRAP_INSTANT
+    assert result.instant_time == instant and result.num_writes == 200
+    table = pyhudi.read(spark, target)
+    assert sorted(table.select(*DATA_COLUMNS).collect()) == _source_rows(
+        spark, source, True, file_format
+    )
+    assert {r["_hoodie_commit_time"] for r in table.select("_hoodie_commit_time").collect()} == {
+        instant
+    }
+    assert _digest(source) == before
+    if selector == "FullRecord":
+        assert sorted(r["key"] for r in hudi_rs_table(target).to_pylist()) == [
+            f"k{i:04d}" for i in range(200)
+        ]
+    else:
+        skeletons = [
+            f for f in os.listdir(os.path.join(target, "dt=2022-10-08")) if f.endswith(".parquet")
+        ]
+        assert len(skeletons) == 2 and all(
+            len(f.split("_")[0]) == 36 for f in skeletons
+        )  # bare UUID file ids
+        index = decode_file_index(Path(target, FILEIDS_FOLDER, INDEX_FILE_NAME).read_bytes())
+        assert len(index) == 4 and all(uri.startswith("file://") for uri in index.values())
+        keys = [
+            k
+            for k, _ in HFileReader(
+                Path(target, PARTITIONS_FOLDER, INDEX_FILE_NAME).read_bytes()
+            ).items()
+        ]
+        assert keys == [b"part=dt=2022-10-08", b"part=dt=2022-10-09"]
+
+
+def test_regex_selector_and_the_separator_mismatch(spark, tmp_path):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=False)
+    mismatch = pyhudi.write(
+        spark.createDataFrame([], "x int"),
+        str(tmp_path / "a"),
+        _options(
+            source,
+            "BootstrapRegexModeSelector",
+            **{
+                "hoodie.bootstrap.mode.selector.regex": "2022/10/0[0-9]",
+                "hoodie.datasource.write.hive_style_partitioning": "false",
+            },
+        ),
+    )
+    assert (
+        mismatch.instant_time == FULL_BOOTSTRAP_INSTANT
+    )  # '/' never matches '2022-10-08': all FULL_RECORD
+    mixed = pyhudi.write(
+        spark.createDataFrame([], "x int"),
+        str(tmp_path / "b"),
+        _options(
+            source,
+            "BootstrapRegexModeSelector",
+            **{
+                "hoodie.bootstrap.mode.selector.regex": "2022-10-08",
+                "hoodie.datasource.write.hive_style_partitioning": "false",
+            },
+        ),
+    )
+    assert (
+        "METADATA_ONLY    1 partition(s)" in mixed.services[0]
+        and "FULL_RECORD      1 partition(s)" in mixed.services[0]
+    )
+    commits = [c.time for c in pyhudi.HudiTable(str(tmp_path / "b")).commits()]
+    assert commits == [METADATA_BOOTSTRAP_INSTANT, FULL_BOOTSTRAP_INSTANT]
+    data = (
+        pyhudi.read(spark, str(tmp_path / "b"))
+        .select("key", "_hoodie_commit_time", "_hoodie_partition_path")
+        .collect()
+    )
+    assert len(data) == 200
+    by_partition = {r["_hoodie_partition_path"]: r["_hoodie_commit_time"] for r in data}
+    assert by_partition == {
+        "2022-10-08": METADATA_BOOTSTRAP_INSTANT,
+        "2022-10-09": FULL_BOOTSTRAP_INSTANT,
+    }
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_bootstrapped_tables_take_upserts_compaction_and_clustering(spark, tmp_path, table_type):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    before = _digest(source)
+    target = str(tmp_path / "hudi")
+    options = _options(source, **{"hoodie.datasource.write.table.type": table_type})
+    pyhudi.write(spark.createDataFrame([], "x int"), target, options)
+    write = {k: v for k, v in options.items() if k != "hoodie.datasource.write.operation"}
+    updates = (
+        spark.createDataFrame(_rows(10), SCHEMA)
+        .withColumn("ts", F.lit(2).cast("long"))
+        .withColumn("dt", F.date_format("day", "yyyy-MM-dd"))
+    )
+    pyhudi.write(updates, target, {**write, "hoodie.datasource.write.operation": "upsert"})
+    table = pyhudi.HudiTable(target)
+    if table_type == "MERGE_ON_READ":
+        table.compaction.run(spark, write)
+    table.refresh().clustering.run(
+        spark, {**write, "hoodie.clustering.plan.strategy.sort.columns": "key"}
+    )
+    data = pyhudi.read(spark, target).collect()
+    assert len(data) == 200 and sum(1 for r in data if r["ts"] == 2) == 10
+    assert all(
+        not (s.base_file and s.base_file.bootstrap_source_path)
+        for s in table.refresh().latest_file_slices()
+    )
+    assert sorted(r["key"] for r in hudi_rs_table(target).to_pylist()) == sorted(
+        r["key"] for r in data
+    )
+    assert _digest(source) == before  # clean and rewrites never touch the source
+
+
+def test_bootstrap_checks_and_save_modes(spark, tmp_path):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    target = str(tmp_path / "hudi")
+    pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    with pytest.raises(TableExistsError, match=r"[Rr]oll back"):
+        pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    ignored = pyhudi.write(
+        spark.createDataFrame([], "x int"), target, _options(source), mode="ignore"
+    )
+    assert ignored.instant_time == "" and len(pyhudi.HudiTable(target).commits()) == 1
+
+
+def test_a_source_changed_after_bootstrap_is_a_clear_error(spark, tmp_path):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    target = str(tmp_path / "hudi")
+    pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    folder = os.path.join(source, "dt=2022-10-08")
+    victim = sorted(f for f in os.listdir(folder) if f.endswith(".parquet"))[0]
+    spark.createDataFrame(_rows(3), SCHEMA).coalesce(1).write.mode("overwrite").parquet(
+        str(tmp_path / "tmp")
+    )
+    (written,) = [f for f in os.listdir(tmp_path / "tmp") if f.endswith(".parquet")]
+    os.replace(tmp_path / "tmp" / written, os.path.join(folder, victim))
+    with pytest.raises(Exception, match="rows but its source file") as failure:
+        pyhudi.read(spark, target).collect()
+    assert isinstance(failure.value, CorruptFileError) or "CorruptFileError" in str(failure.value)
+
+
+def test_a_failed_bootstrap_is_rolled_back(spark, tmp_path):
+    source = str(tmp_path / "src")
+    rows = _rows(20)
+    rows[3] = (None, *rows[3][1:])
+    spark.createDataFrame(rows, SCHEMA).withColumn("dt", F.lit("x")).write.partitionBy(
+        "dt"
+    ).parquet(source)
+    target = str(tmp_path / "hudi")
+    with pytest.raises(Exception, match="key"):
+        pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    written = [f for _, _, files in os.walk(target) for f in files if f.endswith(".parquet")]
+    assert written == []  # the failed bootstrap's skeleton files were rolled back
+    assert not [i for i in pyhudi.HudiTable(target).timeline if i.is_completed]
+    assert not os.path.exists(os.path.join(target, FILEIDS_FOLDER, INDEX_FILE_NAME))
