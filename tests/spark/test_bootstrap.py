@@ -8,11 +8,13 @@ import os
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
-from tests.helpers.oracle import hudi_rs_table
+from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
+from pyhudi.cli.main import main
 from pyhudi.codec.bootstrap_index import (
     FILEIDS_FOLDER,
     INDEX_FILE_NAME,
@@ -113,10 +115,14 @@ def test_bootstrap_reads_equal_the_source_and_leave_it_untouched(
         instant
     }
     assert _digest(source) == before
-    if selector == "FullRecord":
-        assert sorted(r["key"] for r in hudi_rs_table(target).to_pylist()) == [
-            f"k{i:04d}" for i in range(200)
-        ]
+    if selector == "FullRecord":  # the independent reader sees the same rows, all columns
+        ours = pa.Table.from_pylist([r.asDict() for r in table.select(*DATA_COLUMNS).collect()])
+        theirs = hudi_rs_table(target)
+        assert theirs.num_rows == 200
+        assert rows(theirs, key="key", columns=DATA_COLUMNS) == rows(
+            ours, key="key", columns=DATA_COLUMNS
+        )
+
     else:
         skeletons = [
             f for f in os.listdir(os.path.join(target, "dt=2022-10-08")) if f.endswith(".parquet")
@@ -257,3 +263,93 @@ def test_a_failed_bootstrap_is_rolled_back(spark, tmp_path):
     assert written == []  # the failed bootstrap's skeleton files were rolled back
     assert not [i for i in pyhudi.HudiTable(target).timeline if i.is_completed]
     assert not os.path.exists(os.path.join(target, FILEIDS_FOLDER, INDEX_FILE_NAME))
+
+
+@pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
+def test_bootstrap_through_the_data_source(spark, tmp_path, selector):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=False)
+    target = str(tmp_path / "hudi")
+    options = _options(
+        source, selector, **{"hoodie.datasource.write.hive_style_partitioning": "false"}
+    )
+    spark.createDataFrame([], "x int").write.format("hudi").options(**options).mode("append").save(
+        target
+    )
+    instant = METADATA_BOOTSTRAP_INSTANT if selector == "MetadataOnly" else FULL_BOOTSTRAP_INSTANT
+    assert [c.time for c in pyhudi.HudiTable(target).commits()] == [instant]
+    data = spark.read.format("hudi").load(target)
+    assert sorted(data.select(*DATA_COLUMNS).collect()) == _source_rows(spark, source, False)
+    partitions = {
+        r["_hoodie_partition_path"] for r in data.select("_hoodie_partition_path").collect()
+    }
+    assert partitions == {"2022-10-08", "2022-10-09"}
+    with pytest.raises(Exception, match="empty timeline"):  # a second bootstrap is refused
+        spark.createDataFrame([], "x int").write.format("hudi").options(**options).mode(
+            "append"
+        ).save(target)
+    # save mode overwrite deletes the table and bootstraps again
+    spark.createDataFrame([], "x int").write.format("hudi").options(**options).mode(
+        "overwrite"
+    ).save(target)
+    assert [c.time for c in pyhudi.HudiTable(target).commits()] == [instant]
+    assert spark.read.format("hudi").load(target).count() == 200
+
+
+def test_deletes_after_bootstrap_and_clean_keeps_the_source(spark, tmp_path):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    before = _digest(source)
+    target = str(tmp_path / "hudi")
+    options = _options(source, **{"hoodie.cleaner.commits.retained": "1"})
+    pyhudi.write(spark.createDataFrame([], "x int"), target, options)
+    write = {k: v for k, v in options.items() if k != "hoodie.datasource.write.operation"}
+    doomed = spark.createDataFrame(_rows(200), SCHEMA).filter(F.col("qty") % 10 == 0)
+    doomed = doomed.withColumn("dt", F.date_format("day", "yyyy-MM-dd"))
+    pyhudi.write(doomed, target, {**write, "hoodie.datasource.write.operation": "delete"})
+    pyhudi.write(doomed.limit(0), target, {**write, "hoodie.datasource.write.operation": "upsert"})
+    pyhudi.HudiTable(target).clean()
+    keys = sorted(r["key"] for r in pyhudi.read(spark, target).select("key").collect())
+    assert keys == [f"k{i:04d}" for i in range(200) if i % 10]
+    assert _digest(source) == before
+
+
+def test_decoded_partition_path_translator(spark, tmp_path):
+    source = str(tmp_path / "src")
+    frame = spark.createDataFrame(_rows(20), SCHEMA).withColumn("city", F.lit("new:york"))
+    frame.write.partitionBy("city").parquet(source)
+    assert "city=new%3Ayork" in os.listdir(source)  # Spark escapes the folder name
+    target = str(tmp_path / "hudi")
+    translator = (
+        "org.apache.hudi.client.bootstrap.translator.DecodedBootstrapPartitionPathTranslator"
+    )
+    options = _options(
+        source,
+        **{
+            "hoodie.datasource.write.partitionpath.field": "city",
+            "hoodie.bootstrap.partitionpath.translator.class": translator,
+        },
+    )
+    pyhudi.write(spark.createDataFrame([], "x int"), target, options)
+    data = pyhudi.read(spark, target).select("key", "city", "_hoodie_partition_path").collect()
+    assert len(data) == 20 and {r["_hoodie_partition_path"] for r in data} == {"city=new:york"}
+
+    with pytest.raises(Exception, match="translator"):
+        pyhudi.write(
+            spark.createDataFrame([], "x int"),
+            str(tmp_path / "other"),
+            {**options, "hoodie.bootstrap.partitionpath.translator.class": "com.acme.Mine"},
+        )
+
+
+def test_cli_bootstrap_prints_what_it_did(spark, tmp_path, capsys):
+    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    target = str(tmp_path / "hudi")
+    argv = ["bootstrap", "--source", source, "--target", target, "--record-key", "key"]
+    argv += ["--partition-field", "dt", "--mode", "REGEX", "--regex", "dt=2022-10-0[9]"]
+    argv += ["-o", "hoodie.datasource.write.hive_style_partitioning=true"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "METADATA_ONLY    1 partition(s), 100 rows: dt=2022-10-09" in out
+    assert "FULL_RECORD      1 partition(s), 100 rows: dt=2022-10-08" in out
+    assert "skeleton files: 2" in out
+    assert pyhudi.read(spark, target).count() == 200
+    assert main(argv) == 2 and "empty timeline" in capsys.readouterr().err

@@ -4,24 +4,27 @@
 * source partitions (leaf folders with data files) get METADATA_ONLY or FULL_RECORD by the selector;
 * METADATA_ONLY partitions: one skeleton per source file at instant `00000000000001`, plus the HFile
   bootstrap index; the source files stay where they are and are never modified;
-* FULL_RECORD partitions: read and bulk-inserted at instant `00000000000002`.
+* FULL_RECORD partitions: read and bulk-inserted at instant `00000000000002`;
+* the per-file work runs as Spark tasks, or on local threads where there is no Spark session.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
+from pyhudi.bootstrap.full_record import full_record_function
 from pyhudi.bootstrap.selector import BootstrapMode, select_modes
-from pyhudi.bootstrap.skeleton import SKELETON_SCHEMA, SkeletonJob, skeleton_function
-from pyhudi.bootstrap.source import Source, discover
+from pyhudi.bootstrap.skeleton import SKELETON_SCHEMA, skeleton_function
+from pyhudi.bootstrap.source import Source, SourceJob, discover, partition_translator
 from pyhudi.codec import bootstrap_index
 from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.config import bootstrap as bkeys
@@ -30,15 +33,14 @@ from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT, Action
+from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.rollback import rollback_failed_writes
 from pyhudi.writer.base_file import WriteTaskSpec
 from pyhudi.writer.config import WriteConfig, resolve_write_config
-from pyhudi.writer.operations import OPERATIONS, WriteJob
 from pyhudi.writer.pipeline import CommitResult, task_spec
-from pyhudi.writer.prepare import prepare_records
-from pyhudi.writer.schema import arrow_data_schema, normalize_spark_type
 from pyhudi.writer.stats import STATS_DDL, to_write_stat
+from pyhudi.writer.tasks import local_task
 from pyhudi.writer.transaction import WriteTransaction
 
 
@@ -53,6 +55,7 @@ class BootstrapResult:
     seconds: float = 0.0
     instants: tuple[str, ...] = ()
     ignored: bool = False
+    action: str = Action.COMMIT.value
 
     def summary(self) -> str:
         if self.ignored:
@@ -75,19 +78,28 @@ class BootstrapResult:
 
 
 def bootstrap(
-    spark: SparkSession, target: str, options: Mapping[str, str], *, mode: str = "errorifexists"
+    spark: SparkSession | None,
+    target: str,
+    options: Mapping[str, str],
+    *,
+    mode: str = "errorifexists",
 ) -> BootstrapResult:
-    """Bootstrap `hoodie.bootstrap.base.path` into a Hudi table at `target`."""
+    """Bootstrap `hoodie.bootstrap.base.path` into a Hudi table at `target`.
+
+    With a Spark session the per-file work runs as Spark tasks; without one (the `hudi` data source
+    plans writes in a Python worker that has no session) it runs on a local thread pool.
+    """
     started = time.monotonic()
     opts = {str(k): str(v) for k, v in options.items()}
     source_uri = bkeys.BASE_PATH.get(opts)
     if not source_uri:
         raise ConfigError(f"{bkeys.BASE_PATH.key} is required for the bootstrap operation")
-    ctx = _target(target, mode)
+    ctx = _target(target, source_uri, mode)
     if ctx is None:
         return BootstrapResult(target, source_uri, ignored=True)
-    source = _with_spark_types(spark, discover(source_uri))
+    source = discover(source_uri)
     modes = select_modes([p.relative_path for p in source.partitions], opts)
+    translate = partition_translator(opts)
     cfg = resolve_write_config(
         {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, ctx.config if ctx else None
     )
@@ -101,10 +113,12 @@ def bootstrap(
     ]
     instants, skeletons, meta_rows, full_rows = [], 0, 0, 0
     if metadata_parts:
-        skeletons, meta_rows = _metadata_only(spark, ctx, cfg, source, metadata_parts, opts)
+        jobs = _jobs(metadata_parts, translate, with_file_ids=True)
+        meta_rows = _metadata_only(spark, ctx, cfg, source, jobs)
+        skeletons = len(jobs)
         instants.append(METADATA_BOOTSTRAP_INSTANT)
     if full_parts:
-        full_rows = _full_record(spark, ctx.reload(), cfg, source, full_parts)
+        full_rows = _full_record(spark, ctx.reload(), cfg, source, _jobs(full_parts, translate))
         instants.append(FULL_BOOTSTRAP_INSTANT)
     return BootstrapResult(
         table_path=ctx.uri,
@@ -115,15 +129,23 @@ def bootstrap(
         full_record_rows=full_rows,
         seconds=time.monotonic() - started,
         instants=tuple(instants),
+        action=_action(cfg).value,
     )
 
 
-def _target(target: str, mode: str) -> TableContext | bool | None:  # type: ignore[return]
-    """The existing (empty) table, False when there is none yet, None to ignore the bootstrap."""
+def _target(target: str, source_uri: str, mode: str) -> TableContext | bool | None:  # type: ignore[return]
+    """The existing (empty) table, False when there is none yet, None to ignore the bootstrap.
+
+    Save modes as Hudi's: `ignore` skips an existing table with commits, `overwrite` deletes the
+    existing table first (never when it and the source contain one another).
+    """
     if not TableContext.exists(target):
         return False  # type: ignore[return-value]
     ctx = TableContext.open(target)
     ctx.config.check_writable(target)
+    if mode.lower() == "overwrite":
+        _delete_table(ctx, source_uri)
+        return False  # type: ignore[return-value]
     rollback_failed_writes(ctx)  # a failed bootstrap leaves a pending 00000000000001/2 instant
     if ctx.reload().active.timeline.commits():
         if mode.lower() == "ignore":
@@ -133,6 +155,17 @@ def _target(target: str, mode: str) -> TableContext | bool | None:  # type: igno
             "(restore) or delete the table first, or use a new path"
         )
     return ctx
+
+
+def _delete_table(ctx: TableContext, source_uri: str) -> None:
+    source_storage, source_path = Storage.for_uri(source_uri)
+    table, source = ctx.uri.rstrip("/") + "/", source_storage.uri(source_path).rstrip("/") + "/"
+    if table.startswith(source) or source.startswith(table):
+        raise ConfigError(
+            f"save mode overwrite would delete {ctx.uri}, which overlaps the bootstrap source "
+            f"{source_uri}; bootstrap into a separate folder"
+        )
+    ctx.storage.delete_dir(ctx.base_path)
 
 
 def _check_keys(source: Source, cfg: WriteConfig) -> None:
@@ -158,16 +191,25 @@ def _action(cfg: WriteConfig) -> Action:
     return Action.DELTA_COMMIT if cfg.is_merge_on_read else Action.COMMIT
 
 
-def _metadata_only(
-    spark: SparkSession, ctx: TableContext, cfg: WriteConfig, source: Source, partitions, options
-) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    jobs = [
-        SkeletonJob(f.path, p.relative_path, p.hive_values, str(uuid.uuid4()))
+def _jobs(partitions, translate, *, with_file_ids: bool = False) -> list[SourceJob]:  # type: ignore[no-untyped-def]
+    return [
+        SourceJob(
+            f.path,
+            p.relative_path,
+            translate(p.relative_path),
+            p.hive_values,
+            str(uuid.uuid4()) if with_file_ids else "",
+        )
         for p in partitions
         for f in p.files
     ]
+
+
+def _metadata_only(
+    spark: SparkSession | None, ctx: TableContext, cfg: WriteConfig, source: Source, jobs
+) -> int:  # type: ignore[no-untyped-def]
     transaction = WriteTransaction(
-        ctx, _action(cfg), WriteOperationType.BOOTSTRAP, options=dict(options)
+        ctx, _action(cfg), WriteOperationType.BOOTSTRAP, options=dict(cfg.options)
     )
     transaction.begin(METADATA_BOOTSTRAP_INSTANT)
     spec = WriteTaskSpec(
@@ -182,13 +224,7 @@ def _metadata_only(
         function = skeleton_function(
             spec, source.storage, source.file_format, cfg.keygen, source.partition_columns, jobs
         )
-        slots = bkeys.PARALLELISM.get(options) or max(
-            1, min(len(jobs), spark.sparkContext.defaultParallelism * 4)
-        )
-        indices = (
-            spark.range(len(jobs)).select(F.col("id").cast("int").alias("i")).repartition(slots)
-        )
-        rows = [r.asDict() for r in indices.mapInArrow(function, STATS_DDL).collect()]
+        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs)))
         _write_index(ctx, source, jobs)
         transaction.commit(_metadata(rows, cfg, source.data_schema))
     except BaseException:
@@ -196,18 +232,23 @@ def _metadata_only(
         for folder in (bootstrap_index.PARTITIONS_FOLDER, bootstrap_index.FILEIDS_FOLDER):
             ctx.storage.delete(ctx.path(f"{folder}/{bootstrap_index.INDEX_FILE_NAME}"))
         raise
-    return len(jobs), sum(int(r["num_writes"]) for r in rows)
+    return sum(int(r["num_writes"]) for r in rows)
 
 
-def _write_index(ctx: TableContext, source: Source, jobs: list[SkeletonJob]) -> None:
+def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int) -> int:
+    """`hoodie.bootstrap.parallelism`, else a few tasks per core (never more than files)."""
+    cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
+    return max(1, min(jobs, bkeys.PARALLELISM.get(cfg.options) or cores * 4))
+
+
+def _write_index(ctx: TableContext, source: Source, jobs: list[SourceJob]) -> None:
     sources = []
     for job in jobs:
         status = source.storage.status(job.source_path)
-        folder = job.partition_path
         sources.append(
             bootstrap_index.SourceFile(
                 partition_path=job.partition_path,
-                source_partition_path=folder,
+                source_partition_path=job.source_folder,
                 file_id=job.file_id,
                 uri=source.storage.uri(job.source_path),
                 size_bytes=status.size_bytes if status else 0,
@@ -238,71 +279,68 @@ def _metadata(rows: list[dict], cfg: WriteConfig, schema: pa.Schema) -> CommitMe
     )
 
 
-def _with_spark_types(spark: SparkSession, source: Source) -> Source:
-    """The table schema as Spark reads the source (INT96 and ORC timestamps are instants, etc.).
-
-    Arrow alone would call an INT96 column a naive timestamp; the Hudi table must say what a
-    Spark reader of the source sees, so the schema comes from Spark and the files are cast to it.
-    """
-    first = source.file_uri(source.partitions[0].files[0])
-    spark_schema = spark.read.format(source.file_format).load(first).schema
-    normalized = T.StructType(
-        [T.StructField(f.name, normalize_spark_type(f.dataType), True) for f in spark_schema]
-    )
-    return replace(source, file_schema=arrow_data_schema(normalized))
-
-
-def _source_frame(spark: SparkSession, source: Source, partitions) -> DataFrame:  # type: ignore[no-untyped-def]
-    frames = []
-    for partition in partitions:
-        uris = [source.storage.uri(f.path) for f in partition.files]
-        frame = spark.read.format(source.file_format).load(uris)
-
-        for column in source.partition_columns:
-            frame = frame.withColumn(
-                column, F.lit(partition.hive_values.get(column)).cast("string")
-            )
-        frames.append(frame)
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
-
-
 def _full_record(
-    spark: SparkSession, ctx: TableContext, cfg: WriteConfig, source: Source, partitions
+    spark: SparkSession | None, ctx: TableContext, cfg: WriteConfig, source: Source, jobs
 ) -> int:  # type: ignore[no-untyped-def]
-    records, schema = prepare_records(_source_frame(spark, source, partitions), cfg, None)
+    schema = source.data_schema
     transaction = WriteTransaction(
         ctx, _action(cfg), WriteOperationType.BOOTSTRAP, options=dict(cfg.options)
     )
     transaction.begin(FULL_BOOTSTRAP_INSTANT)
     try:
-        outcome = OPERATIONS[WriteOperationType.BULK_INSERT](
-            WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, FULL_BOOTSTRAP_INSTANT), records)
+        function = full_record_function(
+            task_spec(ctx, cfg, schema, FULL_BOOTSTRAP_INSTANT),
+            source.storage,
+            source.file_format,
+            cfg.keygen,
+            source.partition_columns,
+            schema,
+            jobs,
         )
-        transaction.commit(_metadata(outcome.stats, cfg, schema))
+        cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
+        slots = max(1, min(len(jobs), bkeys.PARALLELISM.get(cfg.options) or cores))
+        rows = run_file_tasks(spark, function, len(jobs), slots)
+        transaction.commit(_metadata(rows, cfg, schema))
     except BaseException:
         transaction.abort()
         raise
-    return sum(int(r["num_writes"]) for r in outcome.stats)
+    return sum(int(r["num_writes"]) for r in rows)
+
+
+def run_file_tasks(spark: SparkSession | None, function, count: int, slots: int) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Run `function` (a mapInArrow function over job indices) on `slots` contiguous index ranges."""
+    if spark is not None:
+        indices = spark.range(0, count, 1, numPartitions=slots).select(
+            F.col("id").cast("int").alias("i")
+        )
+        return [r.asDict() for r in indices.mapInArrow(function, STATS_DDL).collect()]
+    bounds = [round(count * k / slots) for k in range(slots + 1)]
+
+    def task(slot: int) -> list[dict]:
+        batch = pa.record_batch(
+            [pa.array(range(bounds[slot], bounds[slot + 1]), pa.int32())], ["i"]
+        )
+        with local_task(slot):
+            return [row for out in function(iter([batch])) for row in out.to_pylist()]
+
+    with ThreadPoolExecutor(max_workers=min(slots, os.cpu_count() or 1)) as pool:
+        return [row for rows in pool.map(task, range(slots)) for row in rows]
 
 
 def run_bootstrap_write(
     df: DataFrame,
     path: str,
-    cfg: WriteConfig,
-    existing: TableContext | None,
+    options: Mapping[str, str],
     *,
     mode: str = "errorifexists",
 ) -> CommitResult:
     """`hoodie.datasource.write.operation=bootstrap` through `pyhudi.write` (the DataFrame is ignored)."""
-    result = bootstrap(df.sparkSession, path, cfg.options, mode=mode)
+    result = bootstrap(df.sparkSession, path, options, mode=mode)
     instant = result.instants[-1] if result.instants else ""
     return CommitResult(
         instant_time=instant,
         operation=WriteOperationType.BOOTSTRAP.value,
-        action=_action(cfg).value,
+        action=result.action,
         table_path=result.table_path,
         num_writes=result.metadata_only_rows + result.full_record_rows,
         num_inserts=result.metadata_only_rows + result.full_record_rows,

@@ -9,13 +9,12 @@ Its file id is a bare UUID (Hudi's `createNewFileIdPfx`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.bootstrap.source import read_source_file, with_partition_columns
+from pyhudi.bootstrap.source import SourceJob, read_source_file, with_partition_columns
 from pyhudi.codec.schema import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -35,23 +34,13 @@ from pyhudi.writer.tasks import task_identity
 SKELETON_SCHEMA = pa.schema(META_ARROW_FIELDS)
 
 
-@dataclass(frozen=True)
-class SkeletonJob:
-    """One source file and the skeleton file group it becomes."""
-
-    source_path: str
-    partition_path: str
-    hive_values: dict[str, str]
-    file_id: str
-
-
 def skeleton_function(
     spec: WriteTaskSpec,
     storage: Storage,
     file_format: str,
     keygen: KeyGenSpec,
     partition_columns: tuple[str, ...],
-    jobs: list[SkeletonJob],
+    jobs: list[SourceJob],
 ):  # type: ignore[no-untyped-def]
     key_columns = sorted(
         {f.split(".")[0] for f in keygen.record_key_fields} - set(partition_columns)
@@ -87,7 +76,7 @@ def _write_skeleton(
     keygen,
     partition_columns,
     key_columns,
-    job: SkeletonJob,
+    job: SourceJob,
     pid: int,
     token: str,
 ) -> dict:  # type: ignore[no-untyped-def]

@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructField, StructType
 
+from pyhudi.config import bootstrap as bkeys
 from pyhudi.exceptions import ConfigError
 from pyhudi.storage import FileStatus, Storage
+from pyhudi.writer.schema import arrow_data_schema, normalize_spark_type
 
 _FORMATS = {".parquet": "parquet", ".orc": "orc"}
+_SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
+
+
+@dataclass(frozen=True)
+class SourceJob:
+    """One source file; for METADATA_ONLY also the skeleton file group it becomes."""
+
+    source_path: str
+    source_folder: str  # partition folder relative to the source base path
+    partition_path: str  # the Hudi partition path (translated source folder)
+    hive_values: dict[str, str]
+    file_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,10 +117,43 @@ def discover(uri: str) -> Source:
 
 
 def read_schema(storage: Storage, path: str, file_format: str) -> pa.Schema:
+    """The columns of a source file in the types a Spark reader sees and a Hudi table holds.
+
+    Spark-written parquet carries Spark's own schema, which is taken as is. Otherwise INT96 columns
+    (and ORC timestamps) are instants, as Spark reads them, not naive timestamps as Arrow would.
+    """
     with storage.open_input(path) as handle:
         if file_format == "orc":
-            return orc.ORCFile(handle).schema
-        return pq.read_schema(handle)
+            arrow = orc.ORCFile(handle).schema
+            spark_schema = from_arrow_schema(_as_instants(arrow, set(arrow.names)))
+        else:
+            parquet = pq.ParquetFile(handle)
+            arrow = parquet.schema_arrow
+            saved = (arrow.metadata or {}).get(_SPARK_ROW_METADATA)
+            if saved is not None:
+                spark_schema = StructType.fromJson(json.loads(saved))
+            else:
+                int96 = {
+                    column.path
+                    for column in parquet.schema
+                    if column.physical_type == "INT96" and "." not in column.path
+                }
+                spark_schema = from_arrow_schema(_as_instants(arrow, int96))
+    return arrow_data_schema(
+        StructType(
+            [StructField(f.name, normalize_spark_type(f.dataType), True) for f in spark_schema]
+        )
+    )
+
+
+def _as_instants(schema: pa.Schema, names: set[str]) -> pa.Schema:
+    fields = [
+        f.with_type(pa.timestamp("us", "UTC"))
+        if f.name in names and pa.types.is_timestamp(f.type) and f.type.tz is None
+        else f
+        for f in schema
+    ]
+    return pa.schema(fields)
 
 
 def read_source_file(
@@ -123,3 +174,30 @@ def with_partition_columns(
             column, pa.repeat(values.get(column), table.num_rows).cast(pa.string())
         )
     return table
+
+
+def partition_translator(options: Mapping[str, str]) -> Callable[[str], str]:
+    """`hoodie.bootstrap.partitionpath.translator.class`: source folder -> Hudi partition path."""
+    name = (bkeys.PARTITION_PATH_TRANSLATOR.get(options) or "").strip().rsplit(".", 1)[-1]
+    if name == "IdentityBootstrapPartitionPathTranslator":
+        return lambda folder: folder
+    if name == "DecodedBootstrapPartitionPathTranslator":
+        return unescape_path_name
+    raise ConfigError(
+        f"unknown {bkeys.PARTITION_PATH_TRANSLATOR.key} {name!r}; use "
+        "IdentityBootstrapPartitionPathTranslator or DecodedBootstrapPartitionPathTranslator"
+    )
+
+
+def unescape_path_name(path: str) -> str:
+    """Undo Hive's path escaping: every `%XX` (two hex digits) becomes that character."""
+    out, i = [], 0
+    while i < len(path):
+        code = path[i + 1 : i + 3]
+        if path[i] == "%" and len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
+            out.append(chr(int(code, 16)))
+            i += 3
+        else:
+            out.append(path[i])
+            i += 1
+    return "".join(out)

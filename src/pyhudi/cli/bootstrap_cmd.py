@@ -33,6 +33,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--option", "-o", action="append", metavar="KEY=VALUE", help="any Hudi option (repeatable)"
     )
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="run the per-file work as local Spark tasks (default: local threads, no Spark)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -47,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from pyhudi.bootstrap import bootstrap
-    from pyhudi.spark.session import local_session
 
     options = {
         "hoodie.bootstrap.base.path": args.source,
@@ -63,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
         if value:
             options[key] = value
     options.update(_options(args.option))
-    spark = local_session("pyhudi-bootstrap")
+    if args.spark:
+        from pyhudi.spark.session import local_session
+
+        spark = local_session("pyhudi-bootstrap")
+    else:
+        spark = None  # the per-file work on local threads: no JVM start-up
     print(bootstrap(spark, args.target, options).summary())
     return 0

@@ -100,7 +100,9 @@ def slice_tasks(
 
     mode, ordering, skip = merge_settings(ctx, plan)
     tasks = []
-    for file_slice in slices if slices is not None else (*plan.base_only, *plan.with_logs):
+    for file_slice in (
+        slices if slices is not None else (*plan.base_only, *plan.with_logs, *plan.stitched)
+    ):
         tasks.append(
             SliceTask(
                 storage=ctx.storage,

@@ -70,6 +70,12 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
     def __init__(
         self, path: str, options: dict[str, str], schema: StructType, overwrite: bool
     ) -> None:
+        self.bootstrapped = wkeys.OPERATION.get(options).lower() == "bootstrap"
+        if self.bootstrapped:  # no rows to write: the whole bootstrap runs here, on local threads
+            from pyhudi.bootstrap import bootstrap
+
+            bootstrap(None, path, options, mode="overwrite" if overwrite else "errorifexists")
+            return
         if overwrite:
             options = {**options, wkeys.OPERATION.key: "insert_overwrite_table"}
         existing = TableContext.open(path) if TableContext.exists(path) else None
@@ -107,6 +113,8 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         self.buckets = _bucket_plan(ctx, cfg, self.spec) if uses_bucket_writes(cfg) else None
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.bootstrapped:
+            return HudiCommitMessage([])
         pid, token = task_identity()
         if self.buckets is not None:
             tables = [
@@ -149,6 +157,8 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         return data.append_column(DELETE, deleted) if keep_deletes else data
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.bootstrapped:
+            return
         stats = [row for m in messages if m is not None for row in m.stats]  # type: ignore[attr-defined]
         ctx = self.transaction.ctx.reload()
         outcome = Outcome(stats, self._replaced(ctx, stats))
@@ -170,6 +180,9 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         return replaced
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        if self.bootstrapped:
+            return
+
         self.transaction.ctx.reload()
         self.transaction.abort()
         self.transaction.ctx.storage.delete_dir(claims_folder(self.spec))

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 
 from pyhudi.codec.schema import arrow_to_avro_json, with_meta_fields
 from pyhudi.config import table as tkeys
+from pyhudi.config import write as wkeys
 from pyhudi.exceptions import (
     ConfigError,
     HudiError,
@@ -102,6 +103,10 @@ def write(
     mode = mode.lower()
     if mode not in SAVE_MODES:
         raise ConfigError(f"unknown save mode {mode!r}; use one of {', '.join(SAVE_MODES)}")
+    if wkeys.OPERATION.get(options).lower() == "bootstrap":  # save modes are the bootstrap's own
+        from pyhudi.bootstrap import run_bootstrap_write
+
+        return run_bootstrap_write(df, path, options, mode=mode)
     existing = TableContext.open(path) if TableContext.exists(path) else None
     if (
         existing is not None
@@ -127,10 +132,6 @@ def write(
     cfg = resolve_write_config(options, existing.config if existing else None)
     if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
         return _compact(df.sparkSession, path, cfg, existing)
-    if cfg.operation is WriteOperationType.BOOTSTRAP:
-        from pyhudi.bootstrap import run_bootstrap_write
-
-        return run_bootstrap_write(df, path, cfg, existing, mode=mode)
 
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)

@@ -12,7 +12,9 @@ expressions) and, for writes into existing file groups, with control columns nam
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,13 +40,28 @@ CONTROL_COLUMNS = (FID, BASE, DELETE)
 _BUFFER_BYTES = 64 * 1024 * 1024
 
 
+_LOCAL = threading.local()
+
+
+@contextmanager
+def local_task(task_id: int) -> Iterator[None]:
+    """Run the enclosed work as local task `task_id` (a thread standing in for a Spark task)."""
+    _LOCAL.task_id = task_id
+    try:
+        yield
+    finally:
+        del _LOCAL.task_id
+
+
 def task_identity() -> tuple[int, str]:
-    """(task partition id, write token) of the running Spark task."""
+    """(task partition id, write token) of the running Spark task (or local task)."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
-    if context is None:  # outside Spark (unit tests)
-        return 0, make_write_token(0, 0, 0)
+    if context is None:  # a local task, or outside Spark (unit tests)
+        task_id = getattr(_LOCAL, "task_id", 0)
+        return task_id, make_write_token(task_id, 0, 0)
+
     return context.partitionId(), make_write_token(
         context.partitionId(), context.stageId(), context.taskAttemptId()
     )
