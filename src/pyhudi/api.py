@@ -16,6 +16,7 @@ from pyhudi.table.schema import table_arrow_schema
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from pyhudi.bootstrap import BootstrapResult
     from pyhudi.writer.pipeline import CommitResult
 
 
@@ -93,6 +94,29 @@ class HudiTable:
     @classmethod
     def open(cls, path: str) -> HudiTable:
         return cls(path)
+
+    @classmethod
+    def bootstrap(
+        cls,
+        source: str,
+        target: str,
+        options: Mapping[str, str],
+        *,
+        spark: SparkSession | None = None,
+        mode: str = "errorifexists",
+    ) -> tuple[HudiTable | None, BootstrapResult]:
+        """Bootstrap the parquet/ORC table at `source` into a Hudi table at `target`.
+
+        `options` are Hudi's (`hoodie.bootstrap.*`, key generator, table type, ...). Without a Spark
+        session the per-file work runs on local threads. Returns the table (None when save mode
+        `ignore` left an existing table alone) and the summary of what went which way.
+        """
+        from pyhudi.bootstrap import bootstrap
+
+        result = bootstrap(
+            spark, target, {**options, "hoodie.bootstrap.base.path": source}, mode=mode
+        )
+        return (None if result.ignored else cls(target)), result
 
     @property
     def context(self) -> TableContext:

@@ -59,7 +59,16 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
             from pyhudi.reader import mor_spark  # noqa: F401  (registers the reader)
         parts.append(_log_slice_reader[0](spark, ctx, plan, schema))
     if plan.stitched:
-        parts.append(arrow_slices_frame(spark, ctx, plan, plan.stitched, schema))
+        from pyhudi.reader.bootstrap_scan import native_stitched_frame
+
+        plain = [s for s in plan.stitched if not s.log_files]
+        native = native_stitched_frame(spark, ctx, plain, schema)
+        rest = [s for s in plan.stitched if s.log_files] if native is not None else plan.stitched
+        if native is not None:
+            parts.append(native)
+        if rest:
+            parts.append(arrow_slices_frame(spark, ctx, plan, rest, schema))
+
     df = parts[0] if parts else spark.createDataFrame([], schema)
     for other in parts[1:]:
         df = df.unionByName(other)

@@ -173,12 +173,26 @@ class BaseFileWriter:
                 self.spec.file_schema,
                 compression=sizing.compression,
                 data_page_size=sizing.page_size_bytes,
-                use_dictionary=sizing.dictionary,
+                use_dictionary=self._dictionary_columns(),
                 write_statistics=True,
             )
         return self._writer
 
+    def _dictionary_columns(self) -> bool | list[str]:
+        """Dictionary-encode every column but the per-row unique sequence numbers and record keys.
+
+        Dictionaries of unique values are built and then abandoned by the encoder: pure cost.
+        """
+        if not self.spec.sizing.dictionary:
+            return False
+        if any(pa.types.is_nested(f.type) for f in self.spec.file_schema):
+            return True  # a name list would have to spell every nested leaf's path
+        unique = (COMMIT_SEQNO, RECORD_KEY)
+
+        return [f.name for f in self.spec.file_schema if f.name not in unique]
+
     # ---- finishing ------------------------------------------------------------------------------
+
     def close(self) -> dict[str, Any]:
         writer = self._open()  # an empty file group still gets a (row-less) file
         footer = (

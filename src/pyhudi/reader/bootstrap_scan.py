@@ -1,0 +1,235 @@
+"""Native Spark scans of METADATA_ONLY bootstrap slices (skeleton + parquet source, no log files).
+
+A skeleton holds nothing a Spark scan of its source cannot rebuild: commit time `00000000000001`,
+sequence numbers `<instant>_<task>_<row>`, the key generator's record key, the partition path and the
+skeleton's name. So instead of zipping skeleton rows to source rows in Python, the source files are
+read by Spark's own parquet reader (column pruning, vectorised decoding) with `_metadata.row_index`,
+and the meta columns are computed from the row position and per-file constants. Before trusting that,
+the planner checks every skeleton against its source on the driver, from the footers alone:
+
+* the row counts are equal (otherwise the source changed: `CorruptFileError`, as on the Arrow path);
+* the skeleton's commit time is a single value and its sequence numbers start at `<prefix>0`;
+* the key generator reproduces the first rows' record keys of one skeleton.
+
+When a check cannot be made (ORC sources, footers without statistics, a key mismatch) the slices go
+through the Arrow stitching reader instead, which reads the skeleton's stored values.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from pyhudi.codec.schema import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+)
+from pyhudi.exceptions import CorruptFileError
+from pyhudi.model.file import FileSlice
+from pyhudi.storage import Storage
+from pyhudi.table.context import TableContext
+
+_FILE, _ROW = "__pyhudi_file", "__pyhudi_row"
+_PREFIX = "__pyhudi_seq_prefix"
+_SAMPLE_ROWS = 64
+_SERIAL_CHECKS = 32  # footers to read before a thread pool pays for itself
+
+
+@dataclass(frozen=True)
+class _Stitched:
+    spark_path: str  # the source file as Spark's `_metadata.file_path` spells it
+    source_uri: str
+    partition_path: str
+    skeleton_name: str
+    commit_time: str
+    seqno_prefix: str
+
+
+def native_stitched_frame(
+    spark: SparkSession, ctx: TableContext, slices: Sequence[FileSlice], schema: T.StructType
+) -> DataFrame | None:
+    """The slices as one native DataFrame in `schema`, or None when they must be stitched in Arrow."""
+    if not slices or any(
+        s.log_files or not s.base_file or not s.base_file.bootstrap_source_path for s in slices
+    ):
+        return None
+    if any(not s.base_file.bootstrap_source_path.endswith(".parquet") for s in slices):  # type: ignore[union-attr]
+        return None
+    if len(slices) > _SERIAL_CHECKS:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            files = list(pool.map(lambda s: _check(ctx, s), slices))
+    else:
+        files = [_check(ctx, s) for s in slices]
+    if any(f is None for f in files):
+        return None
+    stitched: list[_Stitched] = files  # type: ignore[assignment]
+    from pyhudi.writer.config import resolve_write_config
+    from pyhudi.writer.keygen import record_key_column
+
+    keygen = resolve_write_config({}, ctx.config).keygen
+    if not _keys_match(ctx, slices[0], keygen):
+        return None
+    in_files = set(_source_columns(stitched[0].source_uri))
+    data_fields = [f for f in schema if f.name not in META_FIELDS]
+    read_schema = T.StructType([f for f in data_fields if f.name in in_files])
+    extra = [f.name for f in data_fields if f.name not in in_files]
+    names = (PARTITION_PATH, FILE_NAME, COMMIT_TIME, _PREFIX, *extra)
+    # Per-file constants as one literal map keyed by the file path: no join, no Python job, and
+    # Spark prunes it (and the path column) from queries that use no meta column.
+    constants = {
+        f.spark_path: dict(
+            zip(
+                names,
+                (
+                    f.partition_path,
+                    f.skeleton_name,
+                    f.commit_time,
+                    f.seqno_prefix,
+                    *(_hive_value(f.partition_path, n) for n in extra),
+                ),
+                strict=True,
+            )
+        )
+        for f in stitched
+    }
+    entry = T.StructType([T.StructField(n, T.StringType(), True) for n in names])
+    lookup = F.from_json(F.lit(json.dumps(constants)), T.MapType(T.StringType(), entry))
+    path = F.col("_metadata.file_path")
+    unmatched = F.raise_error(F.concat(F.lit("bootstrap source file not in the read plan: "), path))
+    info = F.when(lookup[path].isNull(), unmatched).otherwise(lookup[path])
+    source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
+    staged = source.select(
+        *(F.col(f"`{f.name}`") for f in read_schema),
+        F.col("_metadata.row_index").alias(_ROW),
+        *(info[n].alias(n) for n in names),
+    )
+    derived = {
+        COMMIT_SEQNO: F.concat(F.col(_PREFIX), F.col(_ROW).cast("string")),
+        RECORD_KEY: record_key_column(staged, keygen),
+    }
+    current = {f.name: f.dataType for f in staged.schema}
+    out = []
+    for field in schema:
+        column = derived.get(field.name, F.col(f"`{field.name}`"))
+        if current.get(field.name, T.StringType()) != field.dataType:
+            column = column.cast(field.dataType)
+        out.append(column.alias(field.name))
+    return staged.select(*out)
+
+
+def _check(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:
+    base = file_slice.base_file
+    assert base is not None and base.bootstrap_source_path is not None
+    with ctx.storage.open_input(ctx.path(base.relative_path)) as handle:
+        skeleton = pq.ParquetFile(handle)
+        rows = skeleton.metadata.num_rows
+        time_range = _string_range(skeleton, COMMIT_TIME)
+        seq_range = _string_range(skeleton, COMMIT_SEQNO)
+    storage, path = Storage.for_uri(base.bootstrap_source_path)
+    with storage.open_input(path) as handle:
+        source_rows = pq.ParquetFile(handle).metadata.num_rows
+    if rows != source_rows:
+        raise CorruptFileError(
+            f"bootstrap skeleton {base.relative_path} has {rows} rows but its source file "
+            f"{base.bootstrap_source_path} has {source_rows}: the source changed after the bootstrap"
+        )
+    if rows and (time_range is None or seq_range is None or time_range[0] != time_range[1]):
+        return None
+    prefix = ""
+    if rows:
+        first = seq_range[0]  # type: ignore[index]
+        prefix = first[: first.rfind("_") + 1]
+        if not first.endswith("_0") or not seq_range[1].startswith(prefix):  # type: ignore[index]
+            return None
+    return _Stitched(
+        spark_path=_spark_path(storage, path),
+        source_uri=base.bootstrap_source_path,
+        partition_path=file_slice.partition_path,
+        skeleton_name=posixpath.basename(base.relative_path),
+        commit_time=time_range[0] if time_range else "",
+        seqno_prefix=prefix,
+    )
+
+
+def _keys_match(ctx: TableContext, file_slice: FileSlice, keygen) -> bool:  # type: ignore[no-untyped-def]
+    """The key generator reproduces the first record keys stored in the slice's skeleton."""
+    from pyhudi.bootstrap.source import with_partition_columns
+    from pyhudi.writer.keygen_arrow import record_keys
+
+    base = file_slice.base_file
+    assert base is not None and base.bootstrap_source_path is not None
+    with ctx.storage.open_input(ctx.path(base.relative_path)) as handle:
+        skeleton = pq.ParquetFile(handle)
+        if not skeleton.metadata.num_rows:
+            return True
+        stored = skeleton.read_row_group(0, columns=[RECORD_KEY]).column(0)
+    storage, path = Storage.for_uri(base.bootstrap_source_path)
+    fields = {f.split(".")[0] for f in keygen.record_key_fields}
+    with storage.open_input(path) as handle:
+        source = pq.ParquetFile(handle)
+        present = [c for c in source.schema_arrow.names if c in fields]
+        rows = source.read_row_group(0, columns=present)
+    hive = tuple(f for f in fields if f not in present)
+    values = {c: _hive_value(file_slice.partition_path, c) for c in hive}
+    rows = with_partition_columns(rows, values, hive)  # type: ignore[arg-type]
+    count = min(_SAMPLE_ROWS, rows.num_rows, len(stored))
+    try:
+        derived = record_keys(rows.slice(0, count), keygen)
+    except Exception:
+        return False
+    return derived.to_pylist() == stored.slice(0, count).to_pylist()
+
+
+def _string_range(parquet: pq.ParquetFile, column: str) -> tuple[str, str] | None:
+    names = parquet.schema_arrow.names
+    if column not in names:
+        return None
+    index = names.index(column)
+    low: str | None = None
+    high: str | None = None
+    for group in range(parquet.metadata.num_row_groups):
+        stats = parquet.metadata.row_group(group).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        low = stats.min if low is None else min(low, stats.min)
+        high = stats.max if high is None else max(high, stats.max)
+    if low is None or high is None:
+        return None
+    return (
+        low.decode() if isinstance(low, bytes) else str(low),
+        high.decode() if isinstance(high, bytes) else str(high),
+    )
+
+
+def _source_columns(uri: str) -> list[str]:
+    storage, path = Storage.for_uri(uri)
+    with storage.open_input(path) as handle:
+        return pq.read_schema(handle).names
+
+
+def _hive_value(partition_path: str, column: str) -> str | None:
+    for segment in partition_path.split("/"):
+        if segment.startswith(f"{column}="):
+            return segment.split("=", 1)[1]
+    return None
+
+
+def _spark_path(storage: Storage, path: str) -> str:
+    """Hadoop's `Path.toUri().toString()`: characters a URI path cannot hold are %-escaped."""
+    quoted = quote(path, safe="/:@!$&'()*+,;=-._~")
+    if storage.is_local:
+        return "file:" + quoted
+    return storage.uri("").rstrip("/") + "/" + quoted.lstrip("/")
