@@ -45,6 +45,9 @@ from pyhudi.table.context import TableContext
 _FILE, _ROW = "__pyhudi_file", "__pyhudi_row"
 _PREFIX = "__pyhudi_seq_prefix"
 _SAMPLE_ROWS = 64
+_CHECKED: dict[tuple, _Stitched | None] = {}
+_CHECKED_MAX = 100_000
+_KEYS_MATCH: dict[tuple[str, str, str], bool] = {}
 _SERIAL_CHECKS = 32  # footers to read before a thread pool pays for itself
 
 
@@ -80,7 +83,10 @@ def native_stitched_frame(
     from pyhudi.writer.keygen import record_key_column
 
     keygen = resolve_write_config({}, ctx.config).keygen
-    if not _keys_match(ctx, slices[0], keygen):
+    sample = (stitched[0].source_uri, stitched[0].skeleton_name, repr(keygen))
+    if sample not in _KEYS_MATCH:
+        _KEYS_MATCH[sample] = _keys_match(ctx, slices[0], keygen)
+    if not _KEYS_MATCH[sample]:
         return None
     in_files = set(_source_columns(stitched[0].source_uri))
     data_fields = [f for f in schema if f.name not in META_FIELDS]
@@ -131,6 +137,30 @@ def native_stitched_frame(
 
 
 def _check(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:
+    """Footer checks of one skeleton against its source, remembered while the source is unchanged."""
+    base = file_slice.base_file
+    assert base is not None and base.bootstrap_source_path is not None
+    storage, path = Storage.for_uri(base.bootstrap_source_path)
+    status = storage.status(path)
+    if status is None:
+        raise CorruptFileError(
+            f"bootstrap source file {base.bootstrap_source_path} of {base.relative_path} is gone"
+        )
+    key = (
+        ctx.storage.uri(ctx.path(base.relative_path)),
+        base.size_bytes,
+        base.bootstrap_source_path,
+        status.size_bytes,
+        status.mtime_ns,
+    )
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = _check_footers(ctx, file_slice)
+    return _CHECKED[key]
+
+
+def _check_footers(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:
     base = file_slice.base_file
     assert base is not None and base.bootstrap_source_path is not None
     with ctx.storage.open_input(ctx.path(base.relative_path)) as handle:
