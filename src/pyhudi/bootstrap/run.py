@@ -94,17 +94,18 @@ def bootstrap(
     source_uri = bkeys.BASE_PATH.get(opts)
     if not source_uri:
         raise ConfigError(f"{bkeys.BASE_PATH.key} is required for the bootstrap operation")
-    ctx = _target(target, source_uri, mode)
-    if ctx is None:
+    existing, ignored = _target(target, source_uri, mode)
+    if ignored:
         return BootstrapResult(target, source_uri, ignored=True)
     source = discover(source_uri)
     modes = select_modes([p.relative_path for p in source.partitions], opts)
     translate = partition_translator(opts)
     cfg = resolve_write_config(
-        {**opts, "hoodie.datasource.write.operation": "bulk_insert"}, ctx.config if ctx else None
+        {**opts, "hoodie.datasource.write.operation": "bulk_insert"},
+        existing.config if existing else None,
     )
     _check_keys(source, cfg)
-    ctx = ctx or _create(target, cfg, source)
+    ctx = existing or _create(target, cfg, source)
     metadata_parts = [
         p for p in source.partitions if modes[p.relative_path] is BootstrapMode.METADATA_ONLY
     ]
@@ -133,28 +134,28 @@ def bootstrap(
     )
 
 
-def _target(target: str, source_uri: str, mode: str) -> TableContext | bool | None:  # type: ignore[return]
-    """The existing (empty) table, False when there is none yet, None to ignore the bootstrap.
+def _target(target: str, source_uri: str, mode: str) -> tuple[TableContext | None, bool]:
+    """(the existing empty table or None when there is none yet, whether to ignore the bootstrap).
 
     Save modes as Hudi's: `ignore` skips an existing table with commits, `overwrite` deletes the
     existing table first (never when it and the source contain one another).
     """
     if not TableContext.exists(target):
-        return False  # type: ignore[return-value]
+        return None, False
     ctx = TableContext.open(target)
     ctx.config.check_writable(target)
     if mode.lower() == "overwrite":
         _delete_table(ctx, source_uri)
-        return False  # type: ignore[return-value]
+        return None, False
     rollback_failed_writes(ctx)  # a failed bootstrap leaves a pending 00000000000001/2 instant
     if ctx.reload().active.timeline.commits():
         if mode.lower() == "ignore":
-            return None
+            return None, True
         raise TableExistsError(
             f"{target} has commits; bootstrap needs an empty timeline. Roll back the bootstrap "
             "(restore) or delete the table first, or use a new path"
         )
-    return ctx
+    return ctx, False
 
 
 def _delete_table(ctx: TableContext, source_uri: str) -> None:

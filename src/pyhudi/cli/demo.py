@@ -6,6 +6,10 @@ import argparse
 import os
 import shutil
 import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 DEMO_OPTIONS = {
     "hoodie.table.name": "trips",
@@ -78,8 +82,8 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"\nsnapshot: {snapshot.count()} rows (expected {args.rows + args.rows // 50 - 25})")
     snapshot.groupBy("city").count().orderBy("city").show()
     before = pyhudi.read(spark, table_path, {"as.of.instant": first.instant_time})
-    fare_then = before.filter("uuid = 'trip-000001'").first()["fare"]
-    fare_now = snapshot.filter("uuid = 'trip-000001'").first()["fare"]
+    fare_then = _trip_fare(before)
+    fare_now = _trip_fare(snapshot)
     print(
         f"time travel to {first.instant_time}: {before.count()} rows; trip-000001 fare then {fare_then}, now {fare_now}"
     )
@@ -97,6 +101,13 @@ def run_demo(args: argparse.Namespace) -> int:
     _independent_reader(table_path)
     print(f"\ndone in {time.monotonic() - started:.1f}s")
     return 0
+
+
+def _trip_fare(df: DataFrame) -> Any:
+    row = df.filter("uuid = 'trip-000001'").first()
+    if row is None:
+        raise TypeError("trip-000001 is not in the demo table")
+    return row["fare"]
 
 
 def _step(what: str, result) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from pyhudi.cli.format import human_bytes, table
 from pyhudi.config import all_options
@@ -42,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def show_commits(args: argparse.Namespace) -> int:
     ctx = TableContext.open(args.path)
-    rows = []
+    rows: list[dict[str, Any]] = []
     commits = list(ctx.active.timeline.commits())
     for instant in commits[-args.limit :] if args.limit else commits:
         m = ctx.active.commit_metadata(instant)
@@ -115,7 +116,7 @@ def show_timeline(args: argparse.Namespace) -> int:
 def show_fsview(args: argparse.Namespace) -> int:
     ctx = TableContext.open(args.path)
     view = ctx.view()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for group in view.file_groups(args.as_of):
         slices = group.slices if args.all_slices else group.slices[:1]
         for file_slice in slices:

@@ -21,7 +21,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 
@@ -139,7 +139,7 @@ def decode_container(data: bytes, *, what: str = "Avro metadata") -> dict[str, A
     """The first record of an Avro container file (Hudi reads only the first)."""
     try:
         for record in fastavro.reader(io.BytesIO(data)):
-            return dict(record)
+            return dict(cast("dict[str, Any]", record))
     except (ValueError, EOFError, StopIteration, fastavro.read.SchemaResolutionError) as err:
         raise CorruptFileError(f"cannot decode {what}: {err}") from err
     raise CorruptFileError(f"{what} holds no record")
@@ -153,4 +153,5 @@ def encode_record(record_name: str, record: dict[str, Any]) -> bytes:
 
 
 def decode_record(record_name: str, data: bytes) -> dict[str, Any]:
-    return dict(fastavro.schemaless_reader(io.BytesIO(data), schema(record_name), None))
+    record = fastavro.schemaless_reader(io.BytesIO(data), schema(record_name), None)
+    return dict(cast("dict[str, Any]", record))

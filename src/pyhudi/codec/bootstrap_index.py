@@ -118,7 +118,9 @@ def _hfile(items: list[tuple[bytes, bytes]], bootstrap_base_path: str) -> bytes:
         "createdTimestamp": int(time.time() * 1000),
         "numKeys": len(items),
     }
-    file_info = {INDEX_INFO_KEY: avro_schemas.encode_container("HoodieBootstrapIndexInfo", info)}
+    file_info: dict[bytes | str, bytes] = {
+        INDEX_INFO_KEY: avro_schemas.encode_container("HoodieBootstrapIndexInfo", info)
+    }
     return write_hfile(items, file_info=file_info, comparator_class=HFILE_BOOTSTRAP_COMPARATOR)
 
 

@@ -31,7 +31,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from pyhudi.codec.log_block import (
     LOG_FORMAT_VERSION,
@@ -44,7 +44,7 @@ from pyhudi.codec.log_block import (
 from pyhudi.exceptions import CorruptFileError, UnsupportedVersionError
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType
 
-LogSource = bytes | bytearray | memoryview | BinaryIO
+LogSource = bytes | bytearray | memoryview | IO[bytes]
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _TWO_I32 = struct.Struct(">ii")
@@ -76,7 +76,7 @@ class _BufferSource(_Source):
 
 
 class _FileSource(_Source):
-    def __init__(self, file: BinaryIO) -> None:
+    def __init__(self, file: IO[bytes]) -> None:
         self._file = file
         self.size = file.seek(0, io.SEEK_END)
 

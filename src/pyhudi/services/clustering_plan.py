@@ -152,7 +152,9 @@ def _groups(
     partition: str, slices: list[FileSlice], config: ClusteringConfig
 ) -> list[ClusteringGroup]:
     ordered = sorted(slices, key=lambda s: s.total_size_bytes, reverse=True)
-    groups, current, size = [], [], 0
+    groups: list[tuple[list[FileSlice], int]] = []
+    current: list[FileSlice] = []
+    size = 0
     for s in ordered:
         if current and size + s.total_size_bytes > config.max_bytes_per_group:
             groups.append((current, size))

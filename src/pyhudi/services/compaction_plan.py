@@ -166,7 +166,8 @@ def plan_compaction(ctx: TableContext, config: CompactionConfig) -> CompactionPl
         candidates.sort(
             key=lambda s: sum(max(lf.size_bytes, 0) for lf in s.log_files), reverse=True
         )
-    operations, budget = [], config.target_io_mb
+    operations: list[CompactionOperation] = []
+    budget: float = config.target_io_mb
     for file_slice in candidates:
         op = _operation(file_slice)
         if operations and op.metrics["TOTAL_IO_MB"] > budget:

@@ -106,7 +106,7 @@ def _marker_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, 
     are `MARKERS<n>` files listing one marker path per line.
     """
     folder = ctx.marker_folder(instant_time)
-    found = []
+    found: list[tuple[str, str, IOType]] = []
     for status in ctx.storage.walk_files(folder):
         if status.name.startswith("MARKERS") and status.name != "MARKERS.type":
             lines = ctx.storage.read_text(status.path).splitlines()

@@ -36,7 +36,7 @@ def _hash_values(
     pairs = F.split(record_key, ",")
     values = []
     for name in hash_fields:
-        matching = F.filter(pairs, lambda p, n=name: F.startswith(p, F.lit(f"{n}:")))
+        matching = F.filter(pairs, lambda p, n=name: F.startswith(p, F.lit(f"{n}:")))  # type: ignore[misc]
         values.append(F.substring_index(F.element_at(matching, 1), ":", -1))
     return values
 

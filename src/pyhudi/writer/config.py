@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyhudi.config import index as ikeys
 from pyhudi.config import keygen as tskeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
+from pyhudi.config.options import ConfigOption
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.model.enums import TableType, WriteOperationType
 from pyhudi.table.config import TableConfig
@@ -271,7 +273,7 @@ def _normalise(option: object, value: str) -> str:
 
 
 def _with_table_defaults(o: dict[str, str], table: TableConfig) -> dict[str, str]:
-    fill = {
+    fill: dict[ConfigOption[Any], str | None] = {
         wkeys.RECORD_KEY_FIELD: table.props.get(tkeys.RECORD_KEY_FIELDS.key),
         wkeys.KEY_GENERATOR_CLASS: table.key_generator_class,
         wkeys.HIVE_STYLE_PARTITIONING: _bool(table.hive_style_partitioning),

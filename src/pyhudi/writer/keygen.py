@@ -88,6 +88,7 @@ def record_key_column(df: DataFrame, spec: KeyGenSpec) -> Column:
     message = (
         f"{KEY_ERROR_PREFIX} all record key fields {list(spec.record_key_fields)} are null or empty"
     )
+    assert all_missing is not None  # build_spec requires at least one record key field
     return F.when(all_missing, F.raise_error(F.lit(message))).otherwise(F.concat_ws(",", *parts))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -18,7 +19,7 @@ from pyspark.sql import functions as F
 from pyhudi.codec.file_names import new_file_id
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.fs_view import pending_clustering_file_groups, pending_compaction_operations
-from pyhudi.model.file import FileSlice
+from pyhudi.model.file import BaseFile, FileSlice
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
 from pyhudi.writer.tasks import BASE, FID
@@ -83,8 +84,8 @@ def plan_insert_buckets(
     for partition, total in sorted(insert_counts.items()):
         remaining = total
         for file_slice in sorted(
-            small_files.get(partition, []), key=lambda s: s.base_file.size_bytes
-        ):  # type: ignore[union-attr]
+            small_files.get(partition, []), key=lambda s: cast(BaseFile, s.base_file).size_bytes
+        ):
             base = file_slice.base_file
             assert base is not None
             capacity = (sizing.max_file_size_bytes - base.size_bytes) // record_size_bytes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -64,7 +64,7 @@ class CommitResult:
         action: Action,
         metadata: CommitMetadata,
         instant_time: str,
-        rolled: list[str],
+        rolled: Sequence[str],
     ) -> CommitResult:
         return cls(
             instant_time=instant_time,
@@ -184,13 +184,16 @@ def _compact(spark, path: str, cfg: WriteConfig, existing: TableContext | None) 
             f"nothing to compact in {path}: no file slice has log files"
         )
     last = outcomes[-1]
+    reloaded = existing.reload()
+    compacted = existing.active.timeline.commits().find(last.instant_time)
+    assert compacted is not None, f"compaction {last.instant_time} is not on the timeline"
     result = CommitResult.of(
-        existing.reload(),
+        reloaded,
         Action.COMMIT,
-        existing.active.commit_metadata(existing.active.timeline.commits().find(last.instant_time)),
+        existing.active.commit_metadata(compacted),
         last.instant_time,
         [],
-    )  # type: ignore[arg-type]
+    )
     return dataclasses.replace(result, services=tuple(str(o) for o in outcomes))
 
 

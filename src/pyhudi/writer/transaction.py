@@ -54,7 +54,10 @@ class WriteTransaction:
 
     def begin(self, instant_time: str | None = None) -> InstantTime:
         """Roll back failed writes (EAGER), then create `<t>.<action>.requested` and the inflight file."""
-        if wkeys.FAILED_WRITES_CLEANER_POLICY.get(self.ctx.config.props | self.options) == "EAGER":
+        if (
+            wkeys.FAILED_WRITES_CLEANER_POLICY.get({**self.ctx.config.props, **self.options})
+            == "EAGER"
+        ):
             self.rolled_back = rollback_failed_writes(self.ctx)
         disable_metadata_table(self.ctx)
         time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
