@@ -170,7 +170,31 @@ def test_spark_and_arrow_bucket_ids_agree(spark):
     )
 
 
+def _java_list_bucket(values: list[str], buckets: int) -> int:
+    """(List.of(values...).hashCode() & MAX_VALUE) % buckets."""
+    h = 1
+    for value in values:
+        data, s = value.encode("utf-16-le"), 0
+        for i in range(0, len(data), 2):
+            s = (31 * s + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+        h = (31 * h + s) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % buckets
+
+
+def test_bucket_ids_of_complex_keys_hash_the_named_fields_in_order(spark):
+    from pyspark.sql import functions as F
+
+    from pyhudi.writer.bucket import bucket_id_column
+
+    keys = ["uuid:a1,city:sf", "uuid:b2,city:nyc", "uuid:c3,city:chennai"]
+    df = spark.createDataFrame([(k,) for k in keys], "k string")
+    ids = df.select(bucket_id_column(F.col("k"), 16, ("city", "uuid"), True)).collect()
+    expected = [_java_list_bucket([k.split(",")[1][5:], k.split(",")[0][5:]], 16) for k in keys]
+    assert [r[0] for r in ids] == expected
+
+
 def test_bucket_index_upserts_and_deletes_through_the_data_source(spark, tmp_path):
+
     path = str(tmp_path / "t")
     options = {
         **trips_options(),

@@ -10,6 +10,7 @@ A bucket's file id is a UUID whose first 8 characters are the zero-padded bucket
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -36,9 +37,14 @@ def _hash_values(
     pairs = F.split(record_key, ",")
     values = []
     for name in hash_fields:
-        matching = F.filter(pairs, lambda p, n=name: F.startswith(p, F.lit(f"{n}:")))  # type: ignore[misc]
+        matching = F.filter(pairs, _field_pair(name))
         values.append(F.substring_index(F.element_at(matching, 1), ":", -1))
     return values
+
+
+def _field_pair(name: str) -> Callable[[Column], Column]:
+    """`F.filter` predicate for `name:value` pairs (one parameter: two would mean (element, index))."""
+    return lambda pair: F.startswith(pair, F.lit(f"{name}:"))
 
 
 def bucket_id_column(
