@@ -225,7 +225,7 @@ def _metadata_only(
         function = skeleton_function(
             spec, source.storage, source.file_format, cfg.keygen, source.partition_columns, jobs
         )
-        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs)))
+        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs), per_core=4))
         _write_index(ctx, source, jobs)
         transaction.commit(_metadata(rows, cfg, source.data_schema))
     except BaseException:
@@ -236,10 +236,10 @@ def _metadata_only(
     return sum(int(r["num_writes"]) for r in rows)
 
 
-def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int) -> int:
-    """`hoodie.bootstrap.parallelism`, else a few tasks per core (never more than files)."""
+def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int, *, per_core: int) -> int:
+    """`hoodie.bootstrap.parallelism`, else `per_core` tasks per core (never more than files)."""
     cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
-    return max(1, min(jobs, bkeys.PARALLELISM.get(cfg.options) or cores * 4))
+    return max(1, min(jobs, bkeys.PARALLELISM.get(cfg.options) or cores * per_core))
 
 
 def _write_index(ctx: TableContext, source: Source, jobs: list[SourceJob]) -> None:
@@ -298,9 +298,7 @@ def _full_record(
             schema,
             jobs,
         )
-        cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
-        slots = max(1, min(len(jobs), bkeys.PARALLELISM.get(cfg.options) or cores))
-        rows = run_file_tasks(spark, function, len(jobs), slots)
+        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs), per_core=1))
         transaction.commit(_metadata(rows, cfg, schema))
     except BaseException:
         transaction.abort()

@@ -41,12 +41,7 @@ class SourcePartition:
     @property
     def hive_values(self) -> dict[str, str]:
         """`k=v` folder segments as (column, value)."""
-        values = {}
-        for segment in self.relative_path.split("/") if self.relative_path else ():
-            if "=" in segment:
-                key, value = segment.split("=", 1)
-                values[key] = value
-        return values
+        return hive_folder_values(self.relative_path)
 
 
 @dataclass(frozen=True)
@@ -73,7 +68,12 @@ class Source:
         return self.storage.uri(status.path)
 
 
-def _format_of(name: str) -> str | None:
+def hive_folder_values(path: str) -> dict[str, str]:
+    """The `k=v` segments of a folder path as {column: value} (hive-style partition folders)."""
+    return dict(segment.split("=", 1) for segment in path.split("/") if "=" in segment)
+
+
+def file_format_of(name: str) -> str | None:
     for suffix, kind in _FORMATS.items():
         if name.endswith(suffix) or (kind == "parquet" and ".parquet" in name):
             return kind
@@ -95,7 +95,7 @@ def discover(uri: str) -> Source:
             part.startswith((".", "_")) for part in folder.split("/") if part
         ):
             continue
-        kind = _format_of(name)
+        kind = file_format_of(name)
         if kind is None:
             continue
         formats.add(kind)

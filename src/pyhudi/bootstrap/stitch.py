@@ -9,18 +9,19 @@ from pyhudi.exceptions import CorruptFileError
 from pyhudi.storage import Storage
 
 
-def _source_format(uri: str) -> str:
-    return "orc" if uri.endswith(".orc") else "parquet"
-
-
 def stitch_rows(
     source_uri: str, skeleton: pa.Table, partition: str, schema: pa.Schema, skeleton_name: str
 ) -> pa.Table:
     """Meta columns from the skeleton, data columns from the source file, zipped by row position."""
-    from pyhudi.bootstrap.source import read_source_file, with_partition_columns
+    from pyhudi.bootstrap.source import (
+        file_format_of,
+        hive_folder_values,
+        read_source_file,
+        with_partition_columns,
+    )
 
     storage, path = Storage.for_uri(source_uri)
-    source = read_source_file(storage, path, _source_format(source_uri))
+    source = read_source_file(storage, path, file_format_of(source_uri) or "parquet")
     if source.num_rows != skeleton.num_rows:
         raise CorruptFileError(
             f"bootstrap skeleton {skeleton_name} has {skeleton.num_rows} rows but its source file "
@@ -30,7 +31,7 @@ def stitch_rows(
         f.name for f in schema if f.name not in META_FIELDS and f.name not in source.column_names
     ]
     if missing:  # hive-style source folders (`k=v`) hold columns the files do not store
-        values = dict(segment.split("=", 1) for segment in partition.split("/") if "=" in segment)
+        values = hive_folder_values(partition)
         source = with_partition_columns(source, values, tuple(m for m in missing if m in values))
     columns = {name: skeleton.column(name) for name in META_FIELDS if name in skeleton.column_names}
     for name in source.column_names:

@@ -79,6 +79,7 @@ def native_stitched_frame(
     if any(f is None for f in files):
         return None
     stitched: list[_Stitched] = files  # type: ignore[assignment]
+    from pyhudi.bootstrap.source import hive_folder_values
     from pyhudi.writer.config import resolve_write_config
     from pyhudi.writer.keygen import record_key_column
 
@@ -104,7 +105,7 @@ def native_stitched_frame(
                     f.skeleton_name,
                     f.commit_time,
                     f.seqno_prefix,
-                    *(_hive_value(f.partition_path, n) for n in extra),
+                    *(hive_folder_values(f.partition_path).get(n) for n in extra),
                 ),
                 strict=True,
             )
@@ -196,7 +197,7 @@ def _check_footers(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None
 
 def _keys_match(ctx: TableContext, file_slice: FileSlice, keygen) -> bool:  # type: ignore[no-untyped-def]
     """The key generator reproduces the first record keys stored in the slice's skeleton."""
-    from pyhudi.bootstrap.source import with_partition_columns
+    from pyhudi.bootstrap.source import hive_folder_values, with_partition_columns
     from pyhudi.writer.keygen_arrow import record_keys
 
     base = file_slice.base_file
@@ -213,8 +214,7 @@ def _keys_match(ctx: TableContext, file_slice: FileSlice, keygen) -> bool:  # ty
         present = [c for c in source.schema_arrow.names if c in fields]
         rows = source.read_row_group(0, columns=present)
     hive = tuple(f for f in fields if f not in present)
-    values = {c: _hive_value(file_slice.partition_path, c) for c in hive}
-    rows = with_partition_columns(rows, values, hive)  # type: ignore[arg-type]
+    rows = with_partition_columns(rows, hive_folder_values(file_slice.partition_path), hive)
     count = min(_SAMPLE_ROWS, rows.num_rows, len(stored))
     try:
         derived = record_keys(rows.slice(0, count), keygen)
@@ -248,13 +248,6 @@ def _source_columns(uri: str) -> list[str]:
     storage, path = Storage.for_uri(uri)
     with storage.open_input(path) as handle:
         return pq.read_schema(handle).names
-
-
-def _hive_value(partition_path: str, column: str) -> str | None:
-    for segment in partition_path.split("/"):
-        if segment.startswith(f"{column}="):
-            return segment.split("=", 1)[1]
-    return None
 
 
 def _spark_path(storage: Storage, path: str) -> str:

@@ -33,13 +33,16 @@ from pyhudi.services.clustering_plan import (
     group_from_avro,
     plan_clustering,
 )
-from pyhudi.services.common import ServiceOutcome, commit_service, reset_to_requested, service_pool
+from pyhudi.services.common import (
+    ServiceOutcome,
+    begin_execution,
+    commit_service,
+    reset_to_requested,
+    service_pool,
+)
 from pyhudi.table.context import TableContext
 from pyhudi.table.locks import table_lock
-from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.base_file import WriteTaskSpec
-from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.stats import STATS_DDL, stats_table, to_write_stat
 from pyhudi.writer.tasks import _PartitionBuffer, task_identity
 
@@ -81,13 +84,8 @@ def execute_clustering(
     requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
     groups = [group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]
     sort_columns = _sort_columns(requested)
-    pending = reset_to_requested(ctx, pending)
-    inflight = ctx.active.transition_to_inflight(pending)
-    cfg = resolve_write_config(
-        {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
-    )
-    schema = table_arrow_schema(ctx) or pa.schema([])
-    spec = task_spec(ctx, cfg, schema, inflight.time)
+    run = begin_execution(ctx, pending, options)
+    inflight, cfg, schema, spec = run.inflight, run.cfg, run.schema, run.spec
     try:
         with service_pool(spark):
             rows = [

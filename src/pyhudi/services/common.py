@@ -6,9 +6,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pyhudi.codec.file_names import parse_marker
@@ -17,6 +18,10 @@ from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.locks import table_lock
+from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.base_file import WriteTaskSpec
+from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,28 @@ def reset_to_requested(ctx: TableContext, instant: Instant) -> Instant:
     if instant.state is State.INFLIGHT:
         return ctx.active.revert_inflight_to_requested(instant)
     return instant
+
+
+@dataclass(frozen=True)
+class Execution:
+    """A service instant moved to inflight, with the write settings its tasks use."""
+
+    inflight: Instant
+    cfg: WriteConfig
+    schema: pa.Schema
+    spec: WriteTaskSpec
+
+
+def begin_execution(
+    ctx: TableContext, pending: Instant, options: Mapping[str, str] | None
+) -> Execution:
+    """Undo any earlier attempt of `pending`, move it to inflight and resolve the task settings."""
+    inflight = ctx.active.transition_to_inflight(reset_to_requested(ctx, pending))
+    cfg = resolve_write_config(
+        {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
+    )
+    schema = table_arrow_schema(ctx) or pa.schema([])
+    return Execution(inflight, cfg, schema, task_spec(ctx, cfg, schema, inflight.time))
 
 
 @dataclass(frozen=True)

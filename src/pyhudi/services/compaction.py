@@ -25,7 +25,13 @@ from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, Instant, In
 from pyhudi.reader.merge_on_read import merge_slice_with_stats
 from pyhudi.reader.merge_options import merge_settings
 from pyhudi.reader.slices import SliceTask, read_base
-from pyhudi.services.common import ServiceOutcome, commit_service, reset_to_requested, service_pool
+from pyhudi.services.common import (
+    ServiceOutcome,
+    begin_execution,
+    commit_service,
+    reset_to_requested,
+    service_pool,
+)
 from pyhudi.services.compaction_plan import (
     CompactionConfig,
     CompactionPlan,
@@ -33,10 +39,7 @@ from pyhudi.services.compaction_plan import (
     should_schedule,
 )
 from pyhudi.table.context import TableContext
-from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.base_file import BaseFileWriter, WriteTaskSpec
-from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.stats import STATS_DDL, stats_table, to_write_stat
 from pyhudi.writer.tasks import task_identity
 
@@ -95,13 +98,8 @@ def execute_compaction(
     ctx.reload()
     pending = _pending(ctx, instant)
     plan = read_plan(ctx, pending)
-    pending = reset_to_requested(ctx, pending)
-    inflight = ctx.active.transition_to_inflight(pending)
-    cfg = resolve_write_config(
-        {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
-    )
-    schema = table_arrow_schema(ctx) or pa.schema([])
-    spec = task_spec(ctx, cfg, schema, inflight.time)
+    run = begin_execution(ctx, pending, options)
+    inflight, cfg, schema, spec = run.inflight, run.cfg, run.schema, run.spec
     try:
         with service_pool(spark):
             rows = _run_tasks(spark, spec, _tasks(ctx, plan, spec, inflight.time))

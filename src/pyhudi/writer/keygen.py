@@ -27,7 +27,7 @@ from pyhudi.writer.timestamps import timestamp_partition_value
 #: Prefix of job-failing messages raised from key expressions (recognised by the writer).
 KEY_ERROR_PREFIX = "pyhudi-invalid-record:"
 # Hive's `FileUtils.escapePathName` set, in the order applied ('%' first).
-_ESCAPED = [
+ESCAPED_CHARS = [
     "%",
     *[chr(c) for c in range(1, 0x20)],
     '"',
@@ -112,7 +112,7 @@ def _segment(df: DataFrame, name: str, kind: PartitionFieldType, spec: KeyGenSpe
 
 
 def escape_path(value: Column) -> Column:
-    for char in _ESCAPED:
+    for char in ESCAPED_CHARS:
         value = F.replace(value, F.lit(char), F.lit(f"%{ord(char):02X}"))
     return value
 
@@ -120,7 +120,7 @@ def escape_path(value: Column) -> Column:
 def escape_path_value(value: str) -> str:
     """The same escaping in Python (partition pruning of literals)."""
     out = value
-    for char in _ESCAPED:
+    for char in ESCAPED_CHARS:
         out = out.replace(char, f"%{ord(char):02X}")
     return out
 

@@ -17,26 +17,8 @@ from pyhudi.table.keygen import (
     PartitionFieldType,
     TimestampOptions,
 )
-from pyhudi.writer.keygen import escape_path_value
+from pyhudi.writer.keygen import ESCAPED_CHARS, escape_path_value
 
-_ESCAPED = [
-    "%",
-    *[chr(c) for c in range(1, 0x20)],
-    '"',
-    "#",
-    "'",
-    "*",
-    "/",
-    ":",
-    "=",
-    "?",
-    "\\",
-    "\x7f",
-    "{",
-    "[",
-    "]",
-    "^",
-]
 _JAVA_TO_STRFTIME = [
     ("yyyy", "%Y"),
     ("yy", "%y"),
@@ -116,7 +98,7 @@ def _segment(table: pa.Table, name: str, kind: PartitionFieldType, spec: KeyGenS
     else:
         values = _as_string(column)
     if spec.url_encode:
-        for char in _ESCAPED:
+        for char in ESCAPED_CHARS:
             values = pc.replace_substring(values, char, f"%{ord(char):02X}")
     values = pc.if_else(pc.fill_null(pc.equal(values, ""), True), DEFAULT_PARTITION_PATH, values)
     return pc.binary_join_element_wise(f"{name}=", values, "") if spec.hive_style else values
