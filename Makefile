@@ -31,12 +31,14 @@ test: check-java install ## run the whole test suite (unit, property, Spark, int
 	$(BIN)/python -m pytest -q
 
 test-fast: install ## run only the tests that need no Spark
-	$(BIN)/python -m pytest -q tests/unit tests/property
+	$(BIN)/python -m pytest -q -m "not spark"
 
-lint: install ## ruff (lint + format check) and mypy
+lint: install ## ruff (lint + format check), the import rules, mypy (strict on the public surface)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/python scripts/check-imports
 	$(BIN)/mypy
+	$(BIN)/mypy --strict --follow-imports=silent src/pyhudi/__init__.py src/pyhudi/api.py src/pyhudi/model
 
 format: install ## apply ruff formatting and safe fixes
 	$(BIN)/ruff format src tests bench

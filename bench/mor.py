@@ -22,11 +22,11 @@ from bench.common import (
     source_data,
     upsert_batch,
 )
-from pyhudi.codec import avro_columnar
-from pyhudi.codec.log_block import encode_avro_records, parsed_avro_schema
+from pyhudi.codec.log import avro_columnar
+from pyhudi.codec.log.avro_content import encode_avro_records, parsed_avro_schema
 from pyhudi.codec.schema import arrow_to_avro_json
-from pyhudi.reader.log_scan import _avro_table
-from pyhudi.writer.log_append import avro_ready_rows
+from pyhudi.file_group.log_append import avro_ready_rows
+from pyhudi.file_group.log_scan import _avro_table
 
 MOR = {**HUDI_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 
@@ -129,7 +129,7 @@ def pyhudi_rows_with_meta(table):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
     from pyhudi.codec.schema import with_meta_fields
-    from pyhudi.writer.base_file import conform
+    from pyhudi.file_group.base_file import conform
 
     filled = table
     for name in (

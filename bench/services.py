@@ -20,8 +20,8 @@ from bench.common import (
     source_data,
     upsert_batch,
 )
-from pyhudi.services.clustering import run_clustering
-from pyhudi.services.compaction import run_compaction
+from pyhudi.services.clustering.execute import run_clustering
+from pyhudi.services.compaction.execute import run_compaction
 from pyhudi.table.context import TableContext
 
 MOR = {**HUDI_OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}

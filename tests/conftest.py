@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from tests.helpers.fixtures import HUDI_TABLE_ZIPS as HUDI_TABLES
+from tests.helpers.fixtures import table_names, unzip_table
 
 
 @pytest.fixture(scope="session")
@@ -35,15 +34,12 @@ def spark():
 @pytest.fixture(scope="session")
 def hudi_tables(tmp_path_factory) -> dict[str, Path]:
     """zip name (e.g. `cow__v6_nonpartitioned`) -> unzipped table root."""
-    if not HUDI_TABLES.exists():
-        pytest.fail(f"real Hudi tables not found at {HUDI_TABLES}")
     root = tmp_path_factory.mktemp("hudi-tables")
-    tables = {}
-    for archive in sorted(HUDI_TABLES.glob("*.zip")):
-        target = root / archive.stem
-        with zipfile.ZipFile(archive) as zipped:
-            members = [m for m in zipped.namelist() if not m.startswith("__MACOSX")]
-            zipped.extractall(target, members)
-        (inner,) = [p for p in target.iterdir() if p.is_dir()]
-        tables[archive.stem] = inner
-    return tables
+    return {name: unzip_table(name, root) for name in table_names()}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the shared session is marked `spark` (`-m "not spark"` skips them)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

@@ -14,16 +14,28 @@ from pyhudi.exceptions import (
     InvalidRecordError,
     PendingServiceError,
     SchemaMismatchError,
+    TableExistsError,
     TableNotFoundError,
     UnsupportedOperationError,
     UnsupportedVersionError,
     WriteError,
 )
+from pyhudi.model.results import (
+    ArchiveResult,
+    BootstrapResult,
+    CleanResult,
+    CommitResult,
+    ServiceOutcome,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArchiveResult",
+    "BootstrapResult",
+    "CleanResult",
     "CommitConflictError",
+    "CommitResult",
     "ConfigError",
     "CorruptFileError",
     "HudiError",
@@ -31,6 +43,8 @@ __all__ = [
     "InvalidRecordError",
     "PendingServiceError",
     "SchemaMismatchError",
+    "ServiceOutcome",
+    "TableExistsError",
     "TableNotFoundError",
     "UnsupportedOperationError",
     "UnsupportedVersionError",

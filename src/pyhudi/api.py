@@ -7,17 +7,24 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from pyhudi.codec.schema import with_meta_fields as add_meta
+from pyhudi.config.archival import ArchivalConfig
+from pyhudi.config.clean import CleanConfig
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
+from pyhudi.model.results import ArchiveResult, BootstrapResult, CleanResult, CommitResult
+from pyhudi.services.archival.execute import archive
+from pyhudi.services.clean.execute import run_clean
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
+from pyhudi.timeline.archived import read_archived_instants
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from pyhudi.bootstrap import BootstrapResult
-    from pyhudi.writer.pipeline import CommitResult
+    from pyhudi.services.namespaces import ClusteringService, CompactionService
+    from pyhudi.spark.streaming import HudiStreamingQuery
 
 
 def write(
@@ -31,8 +38,8 @@ def write(
     ...     "hoodie.datasource.write.precombine.field": "ts",
     ...     "hoodie.datasource.write.operation": "upsert"})
     """
+    from pyhudi.client.write_client import write as _write
     from pyhudi.spark.datasource import register
-    from pyhudi.writer.pipeline import write as _write
 
     register(df.sparkSession)
     return _write(df, path, options, mode=mode)
@@ -64,7 +71,7 @@ def stream_write(
     checkpoint_location: str,
     trigger: Mapping[str, Any] | None = None,
     query_name: str | None = None,
-):  # type: ignore[no-untyped-def]
+) -> HudiStreamingQuery:
     """Write a streaming DataFrame into a Hudi table, one commit per micro-batch, exactly once.
 
     >>> query = pyhudi.stream_write(stream, "/data/trips", options,  # doctest: +SKIP
@@ -178,7 +185,6 @@ class HudiTable:
         return self._ctx.view().latest_merged_file_slices(as_of)
 
     def schema(self, *, with_meta_fields: bool = False) -> pa.Schema | None:
-        from pyhudi.codec.schema import with_meta_fields as add_meta
 
         schema = table_arrow_schema(self._ctx)
         if schema is None or not with_meta_fields:
@@ -187,35 +193,31 @@ class HudiTable:
 
     # ---- table services ----------------------------------------------------------------------
     @property
-    def compaction(self):  # type: ignore[no-untyped-def]
+    def compaction(self) -> CompactionService:
         """Compaction (merge-on-read): `.schedule()`, `.run(spark)`, `.pending()`."""
         from pyhudi.services.namespaces import CompactionService
 
         return CompactionService(self._ctx)
 
     @property
-    def clustering(self):  # type: ignore[no-untyped-def]
+    def clustering(self) -> ClusteringService:
         """Clustering: `.schedule()`, `.run(spark)`, `.pending()`."""
         from pyhudi.services.namespaces import ClusteringService
 
         return ClusteringService(self._ctx)
 
-    def clean(self, options: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+    def clean(self, options: Mapping[str, str] | None = None) -> CleanResult | None:
         """Run the cleaner now (Hudi's clean options); returns what it deleted, or None."""
-        from pyhudi.services.clean import CleanConfig, run_clean
 
         return run_clean(self._ctx.reload(), CleanConfig.from_options(options or {}))
 
-    def archive(self, options: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+    def archive(self, options: Mapping[str, str] | None = None) -> ArchiveResult:
         """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""
-        from pyhudi.config.archival import ArchivalConfig
-        from pyhudi.services.archival import archive
 
         return archive(self._ctx.reload(), ArchivalConfig.from_options(options or {}))
 
     def archived_timeline(self) -> list[Instant]:
         """Instants moved to the archived timeline, oldest first."""
-        from pyhudi.timeline.archived import read_archived_instants
 
         return read_archived_instants(self._ctx)
 

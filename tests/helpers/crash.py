@@ -5,7 +5,8 @@ from __future__ import annotations
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.operations import OPERATIONS, WriteJob
+from pyhudi.writer.job import WriteJob
+from pyhudi.writer.operations import OPERATIONS
 from pyhudi.writer.pipeline import action_for, task_spec
 from pyhudi.writer.prepare import prepare_records
 from pyhudi.writer.transaction import WriteTransaction

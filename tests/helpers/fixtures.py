@@ -1,7 +1,30 @@
-"""Where the real Hudi tables (zips of the hudi-rs fixtures, written by Apache Hudi) live in the repo."""
+"""The real Hudi tables (zips of the hudi-rs fixtures, written by Apache Hudi), and the one way
+tests unzip them: `unzip_table(name, target)`."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 HUDI_TABLE_ZIPS = Path(__file__).resolve().parents[1] / "data" / "hudi-tables"
+
+
+def table_names() -> list[str]:
+    """Every real table, by zip name without `.zip` (e.g. `cow__v6_nonpartitioned`)."""
+    names = sorted(p.stem for p in HUDI_TABLE_ZIPS.glob("*.zip"))
+    if not names:
+        raise FileNotFoundError(f"real Hudi tables not found at {HUDI_TABLE_ZIPS}")
+    return names
+
+
+def unzip_table(name: str, target: Path) -> Path:
+    """Unzip the real table `name` into `target / name` and return its base path (the zip's one
+    top-level folder, e.g. `.../cow__v6_nonpartitioned/v6_nonpartitioned`)."""
+    archive = HUDI_TABLE_ZIPS / f"{name}.zip"
+    if not archive.exists():
+        raise FileNotFoundError(f"real Hudi table {archive} not found")
+    folder = target / name
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(folder, [m for m in zipped.namelist() if not m.startswith("__MACOSX")])
+    (base_path,) = [p for p in folder.iterdir() if p.is_dir()]
+    return base_path

@@ -3,21 +3,20 @@ part of its timeline (no Spark)."""
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import pytest
-from tests.helpers.fixtures import HUDI_TABLE_ZIPS
+from tests.helpers.fixtures import unzip_table
 from tests.helpers.oracle import hudi_rs_table, rows
 from tests.helpers.timeline_builder_archival import clean
 
 from pyhudi.codec.commit_metadata import encode_commit_metadata
-from pyhudi.codec.log_inspect import inspect_log
+from pyhudi.codec.log.inspect import inspect_log
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
-from pyhudi.services.archival import archive
+from pyhudi.services.archival.execute import archive
 from pyhudi.table.context import TableContext
 from pyhudi.timeline.archived import read_archived_instants
 
@@ -32,9 +31,7 @@ KEEP_ONE = ArchivalConfig.from_options(
 
 
 def two_commit_table(tmp_path: Path) -> TableContext:
-    with zipfile.ZipFile(HUDI_TABLE_ZIPS / "cow__v6_nonpartitioned.zip") as zipped:
-        zipped.extractall(tmp_path, [m for m in zipped.namelist() if not m.startswith("__MACOSX")])
-    return TableContext.open(str(tmp_path / "v6_nonpartitioned"))
+    return TableContext.open(str(unzip_table("cow__v6_nonpartitioned", tmp_path)))
 
 
 def empty_commit(ctx: TableContext) -> str:

@@ -16,8 +16,8 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyhudi.codec import avro_columnar_decode, avro_columnar_encode
-from pyhudi.codec.avro_columnar import (
+from pyhudi.codec.log import avro_columnar_decode, avro_columnar_encode
+from pyhudi.codec.log.avro_columnar import (
     decode_block_content,
     encode_block_content,
     encode_table,

@@ -6,12 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyhudi.codec.bloom import (
-    deserialize_bloom_filter,
-    hash_positions,
-    murmur_hash,
-    new_bloom_filter,
-)
+from pyhudi.codec.bloom import deserialize_bloom_filter, new_bloom_filter
+from pyhudi.codec.bloom_hash import hash_positions, murmur_hash
 
 MASK = 0xFFFFFFFF
 M = 0x5BD1E995

@@ -12,9 +12,11 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyhudi.codec import log_block as lb
-from pyhudi.codec.log_reader import LocatedBlock, iter_blocks, iter_blocks_reverse, read_blocks
-from pyhudi.codec.log_writer import (
+from pyhudi.codec.log import avro_content, delete_content, parquet_content
+from pyhudi.codec.log import block as log_block
+from pyhudi.codec.log import reader as log_reader
+from pyhudi.codec.log.reader import LocatedBlock, iter_blocks, iter_blocks_reverse, read_blocks
+from pyhudi.codec.log.writer import (
     avro_data_block,
     delete_block,
     encode_blocks,
@@ -26,10 +28,10 @@ from pyhudi.model.enums import HeaderMetadataType as H
 from pyhudi.model.enums import LogBlockType as T
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-W = lb.OrderingWrapper
+W = delete_content.OrderingWrapper
 
 instants = st.from_regex(r"\A20[0-9]{15}\Z")
-v6_header_keys = st.sampled_from([k for k in H if k < lb.V6_HEADER_ORDINAL_LIMIT])
+v6_header_keys = st.sampled_from([k for k in H if k < log_block.V6_HEADER_ORDINAL_LIMIT])
 
 # ---- Avro schemas and records ----------------------------------------------------------------
 
@@ -101,19 +103,19 @@ explicit_wrappers = st.one_of(
 
 
 @st.composite
-def delete_records(draw: st.DrawFn) -> lb.DeleteRecord:
+def delete_records(draw: st.DrawFn) -> delete_content.DeleteRecord:
     key, partition = draw(st.none() | st.text(max_size=10)), draw(st.none() | st.text(max_size=10))
     if draw(st.booleans()):
-        return lb.DeleteRecord(key, partition, draw(ordering_values))
+        return delete_content.DeleteRecord(key, partition, draw(ordering_values))
     wrapper, value = draw(explicit_wrappers)
-    return lb.DeleteRecord(key, partition, value, wrapper)
+    return delete_content.DeleteRecord(key, partition, value, wrapper)
 
 
 # ---- round trips ------------------------------------------------------------------------------
 
 
-def _round_trip(block: lb.LogBlock) -> lb.LogBlock:
-    decoded = lb.decode_block(block.encode())
+def _round_trip(block: log_block.LogBlock) -> log_block.LogBlock:
+    decoded = log_reader.decode_block(block.encode())
     assert decoded == block
     assert list(decoded.header) == list(block.header)  # header order is kept
     return decoded
@@ -126,30 +128,34 @@ def test_avro_and_cdc_blocks_round_trip(
 ) -> None:
     schema, records = schema_records
     header = data.draw(headers(SCHEMA=schema))
-    block = _round_trip(lb.LogBlock(block_type, header, lb.encode_avro_records(schema, records)))
-    assert lb.decode_avro_records(block.content, schema) == records
-    assert lb.avro_record_count(block.content) == len(records)
+    block = _round_trip(
+        log_block.LogBlock(block_type, header, avro_content.encode_avro_records(schema, records))
+    )
+    assert avro_content.decode_avro_records(block.content, schema) == records
+    assert avro_content.avro_record_count(block.content) == len(records)
 
 
 @SETTINGS
 @given(st.lists(delete_records(), max_size=10), headers())
 def test_delete_blocks_round_trip_every_ordering_wrapper(
-    deletes: list[lb.DeleteRecord], header: dict[H, str]
+    deletes: list[delete_content.DeleteRecord], header: dict[H, str]
 ) -> None:
-    block = _round_trip(lb.LogBlock(T.DELETE_BLOCK, header, lb.encode_delete_records(deletes)))
-    decoded = lb.decode_delete_records(block.content)
+    block = _round_trip(
+        log_block.LogBlock(T.DELETE_BLOCK, header, delete_content.encode_delete_records(deletes))
+    )
+    decoded = delete_content.decode_delete_records(block.content)
     assert decoded == deletes
-    assert lb.encode_delete_records(decoded) == block.content
+    assert delete_content.encode_delete_records(decoded) == block.content
 
 
 def test_none_ordering_value_is_written_as_natural_order_int_zero() -> None:
-    record = lb.DeleteRecord("k", "p", None)
+    record = delete_content.DeleteRecord("k", "p", None)
     assert (record.ordering_wrapper, record.ordering_value) == (
         W.INT,
         0,
     ) and record.is_natural_order
-    assert lb.DeleteRecord("k", "p", 2**31).ordering_wrapper is W.LONG
-    assert lb.DeleteRecord("k", "p", True).ordering_wrapper is W.BOOLEAN
+    assert delete_content.DeleteRecord("k", "p", 2**31).ordering_wrapper is W.LONG
+    assert delete_content.DeleteRecord("k", "p", True).ordering_wrapper is W.BOOLEAN
 
 
 @SETTINGS
@@ -194,8 +200,8 @@ def test_parquet_blocks_round_trip(
         [dict(zip(_PARQUET_SCHEMA.names, r)) for r in rows], schema=_PARQUET_SCHEMA
     )
     block = _round_trip(parquet_data_block(instant, "{}", table, compression=compression))
-    assert lb.decode_parquet_block(block.content, schema=_PARQUET_SCHEMA).equals(table)
-    assert lb.parquet_record_count(block.content) == len(rows)
+    assert parquet_content.decode_parquet_block(block.content, schema=_PARQUET_SCHEMA).equals(table)
+    assert parquet_content.parquet_record_count(block.content) == len(rows)
 
 
 # ---- damaged files ----------------------------------------------------------------------------
@@ -212,7 +218,7 @@ _blocks = st.one_of(
         st.lists(st.tuples(st.text(max_size=6), st.integers(-(2**63), 2**63 - 1)), max_size=5),
     ),
     st.builds(
-        lambda i, keys: delete_block(i, [lb.DeleteRecord(k, "p") for k in keys]),
+        lambda i, keys: delete_block(i, [delete_content.DeleteRecord(k, "p") for k in keys]),
         instants,
         st.lists(st.text(max_size=6), max_size=4),
     ),
@@ -249,7 +255,7 @@ def _version_zeroed(data: bytes, original: list[LocatedBlock], flipped: list[int
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_blocks, min_size=1, max_size=5), _damage)
 def test_damage_never_raises_nor_loses_a_block_before_it(
-    blocks: list[lb.LogBlock], damage: tuple[str, Any]
+    blocks: list[log_block.LogBlock], damage: tuple[str, Any]
 ) -> None:
     data = encode_blocks(blocks)
     original = read_blocks(data)
@@ -271,7 +277,7 @@ def test_damage_never_raises_nor_loses_a_block_before_it(
 
 @SETTINGS
 @given(st.lists(_blocks, max_size=4))
-def test_undamaged_files_read_back_every_block_both_ways(blocks: list[lb.LogBlock]) -> None:
+def test_undamaged_files_read_back_every_block_both_ways(blocks: list[log_block.LogBlock]) -> None:
     data = encode_blocks(blocks)
     got = read_blocks(data)
     assert [b.to_log_block() for b in got] == blocks

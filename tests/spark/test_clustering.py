@@ -12,7 +12,11 @@ from tests.helpers.oracle import hudi_rs_table, rows
 import pyhudi
 from pyhudi.codec import avro_schemas
 from pyhudi.exceptions import CommitConflictError, PendingServiceError
-from pyhudi.services.clustering import execute_clustering, pending_clusterings, schedule_clustering
+from pyhudi.services.clustering.execute import (
+    execute_clustering,
+    pending_clusterings,
+    schedule_clustering,
+)
 from pyhudi.table.context import TableContext
 
 COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "uuid", "ts", "fare"]

@@ -12,7 +12,7 @@ import pyhudi
 from pyhudi.codec import avro_schemas
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.model.instant import Action
-from pyhudi.services.compaction import (
+from pyhudi.services.compaction.execute import (
     execute_compaction,
     pending_compactions,
     run_compaction,

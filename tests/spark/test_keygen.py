@@ -8,9 +8,9 @@ from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trips_options
 
 import pyhudi
+from pyhudi.keygen.spark import with_key_columns
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.keygen import with_key_columns
 
 REAL_TABLES = [
     "cow__v6_complexkeygen_hivestyle",

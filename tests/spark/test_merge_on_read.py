@@ -11,9 +11,9 @@ from tests.helpers.crash import crashed_write
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
-from pyhudi.codec.log_inspect import inspect_log
+from pyhudi.codec.log.inspect import inspect_log
+from pyhudi.index.bucket import bucket_ids
 from pyhudi.model.enums import LogBlockType
-from pyhudi.writer.bucket import bucket_ids
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 COLUMNS = ["_hoodie_record_key", "uuid", "city", "ts", "fare"]
@@ -160,7 +160,7 @@ def test_bucket_ids_match_java_list_hash(keys):
 def test_spark_and_arrow_bucket_ids_agree(spark):
     from pyspark.sql import functions as F
 
-    from pyhudi.writer.bucket import bucket_id_column
+    from pyhudi.index.bucket import bucket_id_column
 
     keys = ["id-00001", "trip-000001", "key-0000000042", "x", "uuid-ä"]
     df = spark.createDataFrame([(k,) for k in keys], "k string")
@@ -184,7 +184,7 @@ def _java_list_bucket(values: list[str], buckets: int) -> int:
 def test_bucket_ids_of_complex_keys_hash_the_named_fields_in_order(spark):
     from pyspark.sql import functions as F
 
-    from pyhudi.writer.bucket import bucket_id_column
+    from pyhudi.index.bucket import bucket_id_column
 
     keys = ["uuid:a1,city:sf", "uuid:b2,city:nyc", "uuid:c3,city:chennai"]
     df = spark.createDataFrame([(k,) for k in keys], "k string")
@@ -230,13 +230,13 @@ def test_bucket_index_upserts_and_deletes_through_the_data_source(spark, tmp_pat
 
 def test_simple_index_finds_keys_that_live_only_in_log_files(spark, tmp_path):
     from pyhudi.codec.schema import arrow_to_avro_json
+    from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
     from pyhudi.model.enums import WriteOperationType
     from pyhudi.model.instant import Action
     from pyhudi.table.context import TableContext
     from pyhudi.table.schema import table_arrow_schema
     from pyhudi.writer.config import resolve_write_config
-    from pyhudi.writer.log_append import LogSpec, SliceState, append_log
-    from pyhudi.writer.operations import Outcome
+    from pyhudi.writer.job import Outcome
     from pyhudi.writer.pipeline import commit_metadata, task_spec
     from pyhudi.writer.transaction import WriteTransaction
 

@@ -11,8 +11,8 @@ from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.model.instant import Action
-from pyhudi.services import compaction as compaction_module
-from pyhudi.services.compaction import execute_compaction, schedule_compaction
+from pyhudi.services.compaction import execute as compaction_module
+from pyhudi.services.compaction.execute import execute_compaction, schedule_compaction
 from pyhudi.table.context import TableContext
 
 COLUMNS = ["_hoodie_record_key", "uuid", "ts", "fare"]

@@ -12,14 +12,16 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from pyhudi.bootstrap.source import SourceJob, read_source_file, with_partition_columns
+from pyhudi.bootstrap.source import SourceJob
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.file_group.base_file import WriteTaskSpec, conform
+from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.stats import stats_table
+from pyhudi.file_group.stitch import read_source_file, with_partition_columns
+from pyhudi.keygen.arrow import partition_paths, record_keys
+from pyhudi.keygen.spec import KeyGenSpec
 from pyhudi.storage import Storage
-from pyhudi.table.keygen import KeyGenSpec
-from pyhudi.writer.base_file import WriteTaskSpec, conform
-from pyhudi.writer.keygen_arrow import partition_paths, record_keys
-from pyhudi.writer.stats import stats_table
-from pyhudi.writer.tasks import _PartitionBuffer, split_by_partition, task_identity
 
 
 def full_record_function(
@@ -33,7 +35,7 @@ def full_record_function(
 ):  # type: ignore[no-untyped-def]
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
-        buffers: dict[str, _PartitionBuffer] = {}
+        buffers: dict[str, PartitionBuffer] = {}
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 job = jobs[index]
@@ -47,7 +49,7 @@ def full_record_function(
                 for partition, part in split_by_partition(rows):
                     buffer = buffers.get(partition)
                     if buffer is None:
-                        buffer = buffers[partition] = _PartitionBuffer(spec, partition, pid, token)
+                        buffer = buffers[partition] = PartitionBuffer(spec, partition, pid, token)
                     buffer.add(part)
         yield from stats_table([row for b in buffers.values() for row in b.close()]).to_batches()
 

@@ -15,66 +15,33 @@ import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pyhudi.bootstrap.full_record import full_record_function
-from pyhudi.bootstrap.selector import BootstrapMode, select_modes
+from pyhudi.bootstrap.selector import select_modes
 from pyhudi.bootstrap.skeleton import SKELETON_SCHEMA, skeleton_function
 from pyhudi.bootstrap.source import Source, SourceJob, discover, partition_translator
 from pyhudi.codec import bootstrap_index
 from pyhudi.codec.schema import arrow_to_avro_json
-from pyhudi.config import bootstrap as bkeys
-from pyhudi.config import table as tkeys
+from pyhudi.config import bootstrap as bootstrap_keys
+from pyhudi.config import table as table_keys
 from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError
+from pyhudi.file_group.base_file import WriteTaskSpec
+from pyhudi.file_group.identity import local_task
+from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of
 from pyhudi.model.commit import CommitMetadata
-from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.enums import BootstrapMode, WriteOperationType
 from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT, Action
+from pyhudi.model.results import BootstrapResult, CommitResult
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.rollback import rollback_failed_writes
-from pyhudi.writer.base_file import WriteTaskSpec
 from pyhudi.writer.config import WriteConfig, resolve_write_config
-from pyhudi.writer.pipeline import CommitResult, task_spec
-from pyhudi.writer.stats import STATS_DDL, to_write_stat
-from pyhudi.writer.tasks import local_task
+from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.transaction import WriteTransaction
-
-
-@dataclass(frozen=True)
-class BootstrapResult:
-    table_path: str
-    source_path: str
-    modes: Mapping[str, str] = field(default_factory=dict)
-    skeleton_files: int = 0
-    metadata_only_rows: int = 0
-    full_record_rows: int = 0
-    seconds: float = 0.0
-    instants: tuple[str, ...] = ()
-    ignored: bool = False
-    action: str = Action.COMMIT.value
-
-    def summary(self) -> str:
-        if self.ignored:
-            return f"{self.table_path} already exists: bootstrap ignored (save mode Ignore)"
-        lines = [f"bootstrapped {self.source_path} into {self.table_path} in {self.seconds:.1f}s"]
-        for mode in BootstrapMode:
-            parts = sorted(p for p, m in self.modes.items() if m == mode.value)
-            rows = (
-                self.metadata_only_rows
-                if mode is BootstrapMode.METADATA_ONLY
-                else self.full_record_rows
-            )
-            lines.append(
-                f"  {mode.value:13s} {len(parts):4d} partition(s), {rows} rows: {', '.join(p or '(root)' for p in parts) or '-'}"
-            )
-        lines.append(
-            f"  skeleton files: {self.skeleton_files}; instants: {', '.join(self.instants) or '-'}"
-        )
-        return "\n".join(lines)
 
 
 def bootstrap(
@@ -91,9 +58,9 @@ def bootstrap(
     """
     started = time.monotonic()
     opts = {str(k): str(v) for k, v in options.items()}
-    source_uri = bkeys.BASE_PATH.get(opts)
+    source_uri = bootstrap_keys.BASE_PATH.get(opts)
     if not source_uri:
-        raise ConfigError(f"{bkeys.BASE_PATH.key} is required for the bootstrap operation")
+        raise ConfigError(f"{bootstrap_keys.BASE_PATH.key} is required for the bootstrap operation")
     existing, ignored = _target(target, source_uri, mode)
     if ignored:
         return BootstrapResult(target, source_uri, ignored=True)
@@ -181,9 +148,9 @@ def _check_keys(source: Source, cfg: WriteConfig) -> None:
 def _create(target: str, cfg: WriteConfig, source: Source) -> TableContext:
     props = {
         **cfg.table_properties(),
-        tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(source.data_schema, cfg.table_name),
-        tkeys.BOOTSTRAP_BASE_PATH.key: source.uri,
-        tkeys.BOOTSTRAP_INDEX_CLASS.key: bootstrap_index.INDEX_CLASS,
+        table_keys.CREATE_SCHEMA.key: arrow_to_avro_json(source.data_schema, cfg.table_name),
+        table_keys.BOOTSTRAP_BASE_PATH.key: source.uri,
+        table_keys.BOOTSTRAP_INDEX_CLASS.key: bootstrap_index.INDEX_CLASS,
     }
     return TableContext.create(target, props)
 
@@ -239,7 +206,7 @@ def _metadata_only(
 def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int, *, per_core: int) -> int:
     """`hoodie.bootstrap.parallelism`, else `per_core` tasks per core (never more than files)."""
     cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
-    return max(1, min(jobs, bkeys.PARALLELISM.get(cfg.options) or cores * per_core))
+    return max(1, min(jobs, bootstrap_keys.PARALLELISM.get(cfg.options) or cores * per_core))
 
 
 def _write_index(ctx: TableContext, source: Source, jobs: list[SourceJob]) -> None:
@@ -269,15 +236,8 @@ def _write_index(ctx: TableContext, source: Source, jobs: list[SourceJob]) -> No
 
 
 def _metadata(rows: list[dict], cfg: WriteConfig, schema: pa.Schema) -> CommitMetadata:
-    by_partition: dict[str, list] = {}
-    for row in rows:
-        stat = to_write_stat(row)
-        by_partition.setdefault(stat.partition_path or "", []).append(stat)
-    return CommitMetadata(
-        partition_to_write_stats={p: tuple(s) for p, s in by_partition.items()},
-        operation_type=WriteOperationType.BOOTSTRAP,
-        extra_metadata={"schema": arrow_to_avro_json(schema, cfg.table_name)},
-    )
+    extra = {"schema": arrow_to_avro_json(schema, cfg.table_name)}
+    return commit_metadata_of(rows, WriteOperationType.BOOTSTRAP, extra)
 
 
 def _full_record(

@@ -12,24 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from enum import Enum
 
-from pyhudi.config import bootstrap as bkeys
+from pyhudi.config import bootstrap as bootstrap_keys
 from pyhudi.exceptions import ConfigError
-
-
-class BootstrapMode(str, Enum):
-    METADATA_ONLY = "METADATA_ONLY"
-    FULL_RECORD = "FULL_RECORD"
-
-    @property
-    def other(self) -> BootstrapMode:
-        return (
-            BootstrapMode.FULL_RECORD
-            if self is BootstrapMode.METADATA_ONLY
-            else BootstrapMode.METADATA_ONLY
-        )
-
+from pyhudi.model.enums import BootstrapMode
 
 _UNIFORM = {
     "MetadataOnlyBootstrapModeSelector": BootstrapMode.METADATA_ONLY,
@@ -39,17 +25,17 @@ _UNIFORM = {
 
 def select_modes(partitions: Sequence[str], options: Mapping[str, str]) -> dict[str, BootstrapMode]:
     """Every partition exactly once, with its mode."""
-    selector = (bkeys.MODE_SELECTOR.get(options) or "").strip().rsplit(".", 1)[-1]
+    selector = (bootstrap_keys.MODE_SELECTOR.get(options) or "").strip().rsplit(".", 1)[-1]
     if selector in _UNIFORM:
         return {p: _UNIFORM[selector] for p in partitions}
     if selector != "BootstrapRegexModeSelector":
         raise ConfigError(
-            f"unknown {bkeys.MODE_SELECTOR.key} {selector!r}; use MetadataOnlyBootstrapModeSelector, "
+            f"unknown {bootstrap_keys.MODE_SELECTOR.key} {selector!r}; use MetadataOnlyBootstrapModeSelector, "
             "FullRecordBootstrapModeSelector or BootstrapRegexModeSelector"
         )
     try:
-        pattern = re.compile(bkeys.MODE_SELECTOR_REGEX.get(options) or ".*")
+        pattern = re.compile(bootstrap_keys.MODE_SELECTOR_REGEX.get(options) or ".*")
     except re.error as err:
-        raise ConfigError(f"invalid {bkeys.MODE_SELECTOR_REGEX.key}: {err}") from err
-    on_match = BootstrapMode(bkeys.MODE_SELECTOR_REGEX_MODE.get(options))
+        raise ConfigError(f"invalid {bootstrap_keys.MODE_SELECTOR_REGEX.key}: {err}") from err
+    on_match = BootstrapMode(bootstrap_keys.MODE_SELECTOR_REGEX_MODE.get(options))
     return {p: on_match if pattern.fullmatch(p) else on_match.other for p in partitions}

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.bootstrap.source import SourceJob, read_source_file, with_partition_columns
+from pyhudi.bootstrap.source import SourceJob
 from pyhudi.codec.schema import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -22,14 +22,15 @@ from pyhudi.codec.schema import (
     PARTITION_PATH,
     RECORD_KEY,
 )
+from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.stats import stats_table
+from pyhudi.file_group.stitch import read_source_file, with_partition_columns
+from pyhudi.keygen.arrow import record_keys
+from pyhudi.keygen.spec import KeyGenSpec
 from pyhudi.model.enums import IOType
 from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT
 from pyhudi.storage import Storage
-from pyhudi.table.keygen import KeyGenSpec
-from pyhudi.writer.base_file import BaseFileWriter, WriteTaskSpec
-from pyhudi.writer.keygen_arrow import record_keys
-from pyhudi.writer.stats import stats_table
-from pyhudi.writer.tasks import task_identity
 
 SKELETON_SCHEMA = pa.schema(META_ARROW_FIELDS)
 

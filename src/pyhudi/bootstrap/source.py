@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
-from pyhudi.config import bootstrap as bkeys
+from pyhudi.config import bootstrap as bootstrap_keys
 from pyhudi.exceptions import ConfigError
+from pyhudi.file_group.stitch import file_format_of, hive_folder_values
 from pyhudi.storage import FileStatus, Storage
 from pyhudi.writer.schema import arrow_data_schema, normalize_spark_type
 
-_FORMATS = {".parquet": "parquet", ".orc": "orc"}
 _SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
 
 
@@ -66,18 +66,6 @@ class Source:
 
     def file_uri(self, status: FileStatus) -> str:
         return self.storage.uri(status.path)
-
-
-def hive_folder_values(path: str) -> dict[str, str]:
-    """The `k=v` segments of a folder path as {column: value} (hive-style partition folders)."""
-    return dict(segment.split("=", 1) for segment in path.split("/") if "=" in segment)
-
-
-def file_format_of(name: str) -> str | None:
-    for suffix, kind in _FORMATS.items():
-        if name.endswith(suffix) or (kind == "parquet" and ".parquet" in name):
-            return kind
-    return None
 
 
 def discover(uri: str) -> Source:
@@ -156,35 +144,15 @@ def _as_instants(schema: pa.Schema, names: set[str]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def read_source_file(
-    storage: Storage, path: str, file_format: str, columns: list[str] | None = None
-) -> pa.Table:
-    with storage.open_input(path) as handle:
-        if file_format == "orc":
-            return orc.ORCFile(handle).read(columns=columns)
-        return pq.read_table(handle, columns=columns)
-
-
-def with_partition_columns(
-    table: pa.Table, values: dict[str, str], columns: tuple[str, ...]
-) -> pa.Table:
-    """Add the hive folder values of `columns` as constant string columns."""
-    for column in columns:
-        table = table.append_column(
-            column, pa.repeat(values.get(column), table.num_rows).cast(pa.string())
-        )
-    return table
-
-
 def partition_translator(options: Mapping[str, str]) -> Callable[[str], str]:
     """`hoodie.bootstrap.partitionpath.translator.class`: source folder -> Hudi partition path."""
-    name = (bkeys.PARTITION_PATH_TRANSLATOR.get(options) or "").strip().rsplit(".", 1)[-1]
+    name = (bootstrap_keys.PARTITION_PATH_TRANSLATOR.get(options) or "").strip().rsplit(".", 1)[-1]
     if name == "IdentityBootstrapPartitionPathTranslator":
         return lambda folder: folder
     if name == "DecodedBootstrapPartitionPathTranslator":
         return unescape_path_name
     raise ConfigError(
-        f"unknown {bkeys.PARTITION_PATH_TRANSLATOR.key} {name!r}; use "
+        f"unknown {bootstrap_keys.PARTITION_PATH_TRANSLATOR.key} {name!r}; use "
         "IdentityBootstrapPartitionPathTranslator or DecodedBootstrapPartitionPathTranslator"
     )
 

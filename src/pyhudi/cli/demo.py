@@ -8,6 +8,8 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
+from pyhudi.cli.inspect_cmds import show_commits
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -49,7 +51,6 @@ def _trips(spark, start: int, count: int, ts: int):  # type: ignore[no-untyped-d
 
 def run_demo(args: argparse.Namespace) -> int:
     import pyhudi
-    from pyhudi.cli.inspect_cmds import show_commits
     from pyhudi.spark.session import local_session
 
     started = time.monotonic()

@@ -9,6 +9,8 @@ from typing import Any
 from pyhudi.cli.format import human_bytes, table
 from pyhudi.config import all_options
 from pyhudi.table.context import TableContext
+from pyhudi.table.schema import latest_avro_schema
+from pyhudi.timeline.archived import whole_timeline
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -87,7 +89,6 @@ def show_commits(args: argparse.Namespace) -> int:
 
 
 def show_timeline(args: argparse.Namespace) -> int:
-    from pyhudi.timeline.archived import whole_timeline
 
     ctx = TableContext.open(args.path)
     active = {(i.time, i.action) for i in ctx.active.timeline}
@@ -171,7 +172,6 @@ def show_properties(args: argparse.Namespace) -> int:
 
 
 def show_schema(args: argparse.Namespace) -> int:
-    from pyhudi.table.schema import latest_avro_schema
 
     ctx = TableContext.open(args.path)
     schema = latest_avro_schema(ctx)

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from pyhudi.codec.log_inspect import inspect_log, verify_paths
+from pyhudi.codec.log.inspect import inspect_log, verify_paths
 
 
 def register(commands: argparse._SubParsersAction) -> None:

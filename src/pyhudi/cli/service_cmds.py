@@ -6,7 +6,12 @@ import argparse
 import json
 
 from pyhudi.cli.format import table
+from pyhudi.config.archival import ArchivalConfig
 from pyhudi.exceptions import ConfigError
+from pyhudi.fs_view.pending import read_requested_plan
+from pyhudi.services.archival.execute import archive
+from pyhudi.services.archival.plan import plan_archival
+from pyhudi.services.clean.execute import CleanConfig, run_clean
 from pyhudi.table.context import TableContext
 
 
@@ -85,7 +90,6 @@ def _run(args: argparse.Namespace, service: str) -> int:
 
 
 def _show(args: argparse.Namespace, service: str) -> int:
-    from pyhudi.fs_view.pending import read_requested_plan
 
     ctx = TableContext.open(args.path)
     rows = []
@@ -127,7 +131,6 @@ def _show(args: argparse.Namespace, service: str) -> int:
 
 
 def _clean(args: argparse.Namespace) -> int:
-    from pyhudi.services.clean import CleanConfig, run_clean
 
     result = run_clean(
         TableContext.open(args.path), CleanConfig.from_options(_options(args.option))
@@ -137,8 +140,6 @@ def _clean(args: argparse.Namespace) -> int:
 
 
 def _archive(args: argparse.Namespace) -> int:
-    from pyhudi.config.archival import ArchivalConfig
-    from pyhudi.services.archival import archive, plan_archival
 
     ctx = TableContext.open(args.path)
     config = ArchivalConfig.from_options(_options(args.option))

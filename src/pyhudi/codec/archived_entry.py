@@ -52,8 +52,9 @@ import fastavro
 from pyhudi.codec.avro_schemas import schema
 from pyhudi.codec.commit_metadata import decode_commit_metadata
 from pyhudi.codec.file_names import UNKNOWN_WRITE_TOKEN, log_file_name
-from pyhudi.codec.log_block import LogBlock, decode_avro_records, encode_avro_records
-from pyhudi.codec.log_reader import iter_blocks
+from pyhudi.codec.log.avro_content import decode_avro_records, encode_avro_records
+from pyhudi.codec.log.block import LogBlock
+from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType, WriteOperationType

@@ -2,7 +2,7 @@
 
 Archival moves old instants out of the active timeline (`.hoodie/`) into the archived timeline
 (`.hoodie/archived/.commits_.archive.<N>_<token>`, table version 6) so that listing the timeline
-stays cheap. The rules live in `pyhudi.services.archival`; this module only declares the keys.
+stays cheap. The rules live in `pyhudi.services.archival.execute`; this module only declares the keys.
 
 Validation, as Hudi 0.14 does it (`HoodieWriteConfig.Builder.validate`):
 * `hoodie.keep.max.commits` must be greater than `hoodie.keep.min.commits` (an error);

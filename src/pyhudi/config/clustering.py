@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from pyhudi.config.options import boolean, choice, integer, string, string_list
 
 INLINE = boolean(
@@ -93,3 +96,35 @@ PLAN_STRATEGY_CLASS = (
 EXECUTION_STRATEGY_CLASS = (
     "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
 )
+
+
+@dataclass(frozen=True)
+class ClusteringConfig:
+    small_file_limit: int = 300 * 1024 * 1024
+    target_file_max_bytes: int = 1024 * 1024 * 1024
+    max_bytes_per_group: int = 2 * 1024 * 1024 * 1024
+    max_num_groups: int = 30
+    sort_columns: tuple[str, ...] = ()
+    single_group: bool = True
+    filter_mode: str = "NONE"
+    selected: tuple[str, ...] = ()
+    regex: str | None = None
+    lookback: int = 2
+    skip_latest: int = 0
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> ClusteringConfig:
+        selected = PARTITION_SELECTED.get(options)
+        return cls(
+            small_file_limit=SMALL_FILE_LIMIT.get(options),
+            target_file_max_bytes=TARGET_FILE_MAX_BYTES.get(options),
+            max_bytes_per_group=MAX_BYTES_PER_GROUP.get(options),
+            max_num_groups=MAX_NUM_GROUPS.get(options),
+            sort_columns=SORT_COLUMNS.get(options) or (),
+            single_group=SINGLE_GROUP_CLUSTERING.get(options),
+            filter_mode=PARTITION_FILTER_MODE.get(options),
+            selected=tuple(p.strip() for p in selected.split(",") if p.strip()) if selected else (),
+            regex=PARTITION_REGEX.get(options),
+            lookback=LOOKBACK_PARTITIONS.get(options),
+            skip_latest=SKIP_LATEST_PARTITIONS.get(options),
+        )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from pyhudi.config.options import boolean, choice, integer, string
 
 INLINE = boolean(
@@ -64,3 +67,26 @@ PRESERVE_COMMIT_METADATA = boolean(
     True,
     "Compacted records keep their commit time and sequence number.",
 )
+
+
+@dataclass(frozen=True)
+class CompactionConfig:
+    trigger: str = "NUM_COMMITS"
+    max_delta_commits: int = 5
+    max_delta_seconds: int = 3600
+    strategy: str = STRATEGY.default or ""
+    target_io_mb: int = 500 * 1024
+    log_size_threshold: int = 0
+    log_num_threshold: int = 0
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> CompactionConfig:
+        return cls(
+            trigger=TRIGGER_STRATEGY.get(options),
+            max_delta_commits=MAX_DELTA_COMMITS.get(options),
+            max_delta_seconds=MAX_DELTA_SECONDS.get(options),
+            strategy=STRATEGY.get(options) or "",
+            target_io_mb=TARGET_IO_MB.get(options),
+            log_size_threshold=LOG_FILE_SIZE_THRESHOLD.get(options),
+            log_num_threshold=LOG_FILE_NUM_THRESHOLD.get(options),
+        )

@@ -107,3 +107,16 @@ class BaseFileFormat(str, Enum):
     @property
     def extension(self) -> str:
         return "." + self.value.lower()
+
+
+class BootstrapMode(str, Enum):
+    METADATA_ONLY = "METADATA_ONLY"
+    FULL_RECORD = "FULL_RECORD"
+
+    @property
+    def other(self) -> BootstrapMode:
+        return (
+            BootstrapMode.FULL_RECORD
+            if self is BootstrapMode.METADATA_ONLY
+            else BootstrapMode.METADATA_ONLY
+        )

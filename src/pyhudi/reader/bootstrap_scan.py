@@ -38,6 +38,10 @@ from pyhudi.codec.schema import (
     RECORD_KEY,
 )
 from pyhudi.exceptions import CorruptFileError
+from pyhudi.file_group.stitch import hive_folder_values, with_partition_columns
+from pyhudi.keygen.arrow import record_keys
+from pyhudi.keygen.spark import record_key_column
+from pyhudi.keygen.spec import KeyGenSpec, table_keygen_spec
 from pyhudi.model.file import FileSlice
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
@@ -79,11 +83,8 @@ def native_stitched_frame(
     if any(f is None for f in files):
         return None
     stitched: list[_Stitched] = files  # type: ignore[assignment]
-    from pyhudi.bootstrap.source import hive_folder_values
-    from pyhudi.writer.config import resolve_write_config
-    from pyhudi.writer.keygen import record_key_column
 
-    keygen = resolve_write_config({}, ctx.config).keygen
+    keygen = table_keygen_spec(ctx.config)
     sample = (stitched[0].source_uri, stitched[0].skeleton_name, repr(keygen))
     if sample not in _KEYS_MATCH:
         _KEYS_MATCH[sample] = _keys_match(ctx, slices[0], keygen)
@@ -195,10 +196,8 @@ def _check_footers(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None
     )
 
 
-def _keys_match(ctx: TableContext, file_slice: FileSlice, keygen) -> bool:  # type: ignore[no-untyped-def]
+def _keys_match(ctx: TableContext, file_slice: FileSlice, keygen: KeyGenSpec) -> bool:
     """The key generator reproduces the first record keys stored in the slice's skeleton."""
-    from pyhudi.bootstrap.source import hive_folder_values, with_partition_columns
-    from pyhudi.writer.keygen_arrow import record_keys
 
     base = file_slice.base_file
     assert base is not None and base.bootstrap_source_path is not None

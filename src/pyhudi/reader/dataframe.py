@@ -7,25 +7,21 @@ fast path); only merge-on-read slices with log files go through the merging Arro
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
+from pyhudi.file_group.slice_reader import read_slice_batches
+from pyhudi.reader.bootstrap_scan import native_stitched_frame
+from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
-
-#: Reads merge-on-read slices with log files; registered by the merge-on-read reader module.
-LogSliceReader = Callable[[SparkSession, TableContext, ReadPlan, T.StructType], DataFrame]
-_log_slice_reader: list[LogSliceReader] = []
-
-
-def register_log_slice_reader(reader: LogSliceReader) -> None:
-    _log_slice_reader[:] = [reader]
 
 
 def spark_schema(plan: ReadPlan, *, output: bool = False) -> T.StructType:
@@ -55,12 +51,8 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
         uris = [ctx.storage.uri(ctx.path(s.base_file.relative_path)) for s in plan.base_only]  # type: ignore[union-attr]
         parts.append(spark.read.schema(schema).parquet(*uris))
     if plan.with_logs:
-        if not _log_slice_reader:
-            from pyhudi.reader import mor_spark  # noqa: F401  (registers the reader)
-        parts.append(_log_slice_reader[0](spark, ctx, plan, schema))
+        parts.append(read_log_slices(spark, ctx, plan, schema))
     if plan.stitched:
-        from pyhudi.reader.bootstrap_scan import native_stitched_frame
-
         plain = [s for s in plan.stitched if not s.log_files]
         native = native_stitched_frame(spark, ctx, plain, schema)
         rest = [s for s in plan.stitched if s.log_files] if native is not None else plan.stitched
@@ -97,10 +89,6 @@ def arrow_slices_frame(
     spark: SparkSession, ctx: TableContext, plan: ReadPlan, slices, schema: T.StructType
 ) -> DataFrame:  # type: ignore[no-untyped-def]
     """Slices read whole in Arrow tasks (bootstrap skeletons stitched to their source files)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    from pyhudi.reader.slices import read_slice_batches, slice_tasks
-
     tasks = slice_tasks(ctx, plan, slices)
     target = to_arrow_schema(schema, timezone="UTC")
 

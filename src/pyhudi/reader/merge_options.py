@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyhudi.config import read as rkeys
+from pyhudi.config import read as read_keys
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode, merge_mode_of
@@ -21,5 +21,5 @@ def merge_settings(
     merge_mode = ctx.config.get("hoodie.record.merge.mode")
     if merge_mode in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
         mode = MergeMode(merge_mode)
-    skip = rkeys.MERGE_TYPE.get(options or {}) == "skip_merge"
+    skip = read_keys.MERGE_TYPE.get(options or {}) == "skip_merge"
     return mode.value, ctx.config.precombine_field, skip

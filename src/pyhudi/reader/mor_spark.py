@@ -20,14 +20,16 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
-from pyhudi.reader.dataframe import register_log_slice_reader
-from pyhudi.reader.log_scan import DELETED, NATURAL
-from pyhudi.reader.merge_on_read import slice_winners
+from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.log_merge import slice_winners
+from pyhudi.file_group.log_scan import DELETED, NATURAL
+from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.keygen.spark import with_key_columns
+from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.reader.planner import ReadPlan
-from pyhudi.reader.slices import SliceTask, slice_tasks
+from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode
-from pyhudi.writer.base_file import conform
 
 #: A record is matched by its key within its partition (keys are unique per partition).
 MATCH = [RECORD_KEY, PARTITION_PATH]
@@ -73,10 +75,7 @@ def read_log_slices(
         return live
     base = spark.read.schema(schema).parquet(*uris)
     if not ctx.config.populate_meta_fields:  # keys are not stored: compute them as the writer did
-        from pyhudi.writer.config import resolve_write_config
-        from pyhudi.writer.keygen import with_key_columns
-
-        keygen = resolve_write_config({}, ctx.config).keygen
+        keygen = table_keygen_spec(ctx.config)
         base = with_key_columns(base, keygen, RECORD_KEY, PARTITION_PATH)
     if tasks[0].skip_merge:
         return base.unionByName(live)
@@ -103,6 +102,3 @@ def _event_time(base: DataFrame, winners: DataFrame, ordering: str) -> DataFrame
     )
     columns = list(base.columns)
     return kept_base.select(*columns).unionByName(live.select(*columns))
-
-
-register_log_slice_reader(read_log_slices)

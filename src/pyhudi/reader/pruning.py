@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyhudi.exceptions import ConfigError
+from pyhudi.keygen.spec import DEFAULT_PARTITION_PATH, KeyGenKind, kind_of_class
 from pyhudi.table.context import TableContext
-from pyhudi.table.keygen import DEFAULT_PARTITION_PATH, KeyGenKind, kind_of_class
 
 PartitionFilter = tuple[str, str, Any]
 _OPS = ("=", "==", "!=", "<", "<=", ">", ">=", "in", "not in")

@@ -13,13 +13,13 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pyhudi.codec.file_names import parse_marker
+from pyhudi.file_group.base_file import WriteTaskSpec
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.locks import table_lock
 from pyhudi.table.schema import table_arrow_schema
-from pyhudi.writer.base_file import WriteTaskSpec
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.transaction import WriteTransaction
@@ -93,15 +93,3 @@ def begin_execution(
     )
     schema = table_arrow_schema(ctx) or pa.schema([])
     return Execution(inflight, cfg, schema, task_spec(ctx, cfg, schema, inflight.time))
-
-
-@dataclass(frozen=True)
-class ServiceOutcome:
-    """A service run, as reported to callers and the CLI."""
-
-    service: str
-    instant_time: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.service} {self.instant_time}: {self.detail}"

@@ -7,12 +7,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyhudi.model.instant import Instant
+from pyhudi.services.clustering.execute import (
+    execute_clustering,
+    pending_clusterings,
+    run_clustering,
+    schedule_clustering,
+)
+from pyhudi.services.compaction.execute import (
+    _pending,
+    execute_compaction,
+    pending_compactions,
+    read_plan,
+    run_compaction,
+    schedule_compaction,
+)
 from pyhudi.table.context import TableContext
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from pyhudi.services.common import ServiceOutcome
+    from pyhudi.model.results import ServiceOutcome
 
 
 @dataclass(frozen=True)
@@ -25,7 +39,6 @@ class CompactionService:
         self, options: Mapping[str, str] | None = None, *, force: bool = True
     ) -> Instant | None:
         """Write a compaction plan now (`force=False`: only when the configured trigger fires)."""
-        from pyhudi.services.compaction import schedule_compaction
 
         return schedule_compaction(self.ctx, options, force=force)
 
@@ -37,11 +50,6 @@ class CompactionService:
         instant: str | None = None,
     ) -> list[ServiceOutcome]:
         """Execute one pending plan (`instant`) or all of them, scheduling one first if none is pending."""
-        from pyhudi.services.compaction import (
-            execute_compaction,
-            pending_compactions,
-            run_compaction,
-        )
 
         if instant is not None:
             return [execute_compaction(spark, self.ctx, instant, options)]
@@ -50,12 +58,10 @@ class CompactionService:
         )
 
     def pending(self) -> list[Instant]:
-        from pyhudi.services.compaction import pending_compactions
 
         return pending_compactions(self.ctx)
 
     def plan(self, instant: Instant | str) -> Any:
-        from pyhudi.services.compaction import _pending, read_plan
 
         return read_plan(self.ctx, _pending(self.ctx.reload(), instant))
 
@@ -67,7 +73,6 @@ class ClusteringService:
     ctx: TableContext
 
     def schedule(self, options: Mapping[str, str] | None = None) -> Instant | None:
-        from pyhudi.services.clustering import schedule_clustering
 
         return schedule_clustering(self.ctx, options)
 
@@ -78,17 +83,11 @@ class ClusteringService:
         *,
         instant: str | None = None,
     ) -> list[ServiceOutcome]:
-        from pyhudi.services.clustering import (
-            execute_clustering,
-            pending_clusterings,
-            run_clustering,
-        )
 
         if instant is not None:
             return [execute_clustering(spark, self.ctx, instant, options)]
         return run_clustering(spark, self.ctx, options, schedule=not pending_clusterings(self.ctx))
 
     def pending(self) -> list[Instant]:
-        from pyhudi.services.clustering import pending_clusterings
 
         return pending_clusterings(self.ctx)

@@ -26,9 +26,11 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from pyhudi.file_group.slice_reader import read_slice_batches
+from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
-from pyhudi.reader.slices import SliceTask, read_slice_batches, slice_tasks
+from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
 
 

@@ -10,22 +10,26 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
+from pyhudi.codec.schema import arrow_to_avro_json as avro_json
+from pyhudi.config import index as ikeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
 from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
+from pyhudi.file_group.control_columns import DELETE
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.log_append import LogSpec
+from pyhudi.keygen.arrow import partition_paths, record_keys
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark.bucket_writer import BucketPlan, claims_folder, write_buckets
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
-from pyhudi.writer.base_file import conform
 from pyhudi.writer.config import WriteConfig, resolve_write_config
-from pyhudi.writer.keygen_arrow import partition_paths, record_keys
-from pyhudi.writer.log_append import LogSpec
-from pyhudi.writer.operations import Outcome
+from pyhudi.writer.job import Outcome
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
 from pyhudi.writer.prepare import required_fields
 from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
-from pyhudi.writer.tasks import DELETE, _PartitionBuffer, split_by_partition, task_identity
 from pyhudi.writer.transaction import WriteTransaction
 
 #: Operations a Data Source write can do without Spark jobs of its own (no index, no shuffle).
@@ -124,13 +128,13 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             return HudiCommitMessage(
                 write_buckets(self.spec, self.buckets, table, pid, token) if table else []
             )
-        buffers: dict[str, _PartitionBuffer] = {}
+        buffers: dict[str, PartitionBuffer] = {}
         for batch in iterator:
             table = self._prepare(pa.Table.from_batches([batch]))
             for partition, part in split_by_partition(table):
                 buffer = buffers.get(partition)
                 if buffer is None:
-                    buffer = buffers[partition] = _PartitionBuffer(self.spec, partition, pid, token)
+                    buffer = buffers[partition] = PartitionBuffer(self.spec, partition, pid, token)
                 buffer.add(part)
         return HudiCommitMessage([row for buffer in buffers.values() for row in buffer.close()])
 
@@ -189,9 +193,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
 
 
 def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # type: ignore[no-untyped-def]
-    from pyhudi.codec.schema import arrow_to_avro_json as avro_json
-    from pyhudi.config import index as ikeys
-    from pyhudi.writer.bucket import existing_buckets
+    from pyhudi.index.bucket import existing_buckets
     from pyhudi.writer.mor import slice_states
 
     if cfg.keygen.uses_complex_record_key:

@@ -19,8 +19,11 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 
+from pyhudi.client.post_commit import ASYNC_CONTEXT_KEY
+from pyhudi.client.standalone import run_pending_services
+from pyhudi.client.write_client import write
 from pyhudi.config import clustering as clkeys
-from pyhudi.services.inline import ASYNC_CONTEXT_KEY
+from pyhudi.services.runner import runner_for
 from pyhudi.table.context import TableContext
 
 log = logging.getLogger(__name__)
@@ -68,13 +71,11 @@ class HudiStreamingQuery:
 
     def stop(self) -> None:
         self._query.stop()
-        from pyhudi.services.runner import runner_for
 
         runner_for(TableContext.open(self.path).uri).wait()
 
     @property
     def service_failures(self) -> list[str]:
-        from pyhudi.services.runner import runner_for
 
         return (
             list(runner_for(TableContext.open(self.path).uri).failures)
@@ -97,8 +98,6 @@ def stream_write(
     `trigger` takes the keyword arguments of `DataStreamWriter.trigger`, e.g. `{"availableNow": True}`
     or `{"processingTime": "10 seconds"}`; `options` are those of `pyhudi.write`.
     """
-    import pyhudi
-
     sink = (
         os.path.abspath(checkpoint_location)
         if "://" not in checkpoint_location
@@ -122,7 +121,7 @@ def stream_write(
             SINK_KEY: sink,
             ASYNC_CONTEXT_KEY: "false" if bounded else "true",
         }
-        pyhudi.write(batch, path, {**base, **extra})
+        write(batch, path, {**base, **extra})
 
     writer = streaming_df.writeStream.foreachBatch(write_batch).option(
         "checkpointLocation", checkpoint_location
@@ -150,6 +149,4 @@ def _finish_bounded(
     except Exception:  # the query's own error is the caller's to see
         return
     if TableContext.exists(path):
-        from pyhudi.services.standalone import run_pending_services
-
         run_pending_services(streaming_df.sparkSession, TableContext.open(path), options)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pyhudi.codec.bootstrap_index import FILEIDS_FOLDER, INDEX_FILE_NAME, decode_file_index
 from pyhudi.codec.properties import (
-    dump_partition_metadata,
     dump_table_properties,
     load_properties,
     table_checksum,
@@ -18,13 +17,13 @@ from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundE
 from pyhudi.fs_view import FileSystemView
 from pyhudi.model.instant import InstantTime
 from pyhudi.storage import Storage
+from pyhudi.table import layout
 from pyhudi.table.config import TableConfig
+from pyhudi.table.layout import TEMP_FOLDER
 from pyhudi.timeline import META_FOLDER, ActiveTimeline, new_instant_time
 
 PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP = "hoodie.properties.backup"
-PARTITION_METAFILE = ".hoodie_partition_metadata"
-TEMP_FOLDER = ".temp"
 AUX_FOLDER = ".aux"
 #: Folders Hudi's `initTableAndGetMetaClient` creates (mirrored for tools that look for them).
 _INIT_FOLDERS = (
@@ -96,7 +95,7 @@ class TableContext:
         return self.path(partition)
 
     def marker_folder(self, instant_time: str) -> str:
-        return posixpath.join(self.meta_path, TEMP_FOLDER, instant_time)
+        return layout.marker_folder(self.base_path, instant_time)
 
     # ---- timeline and view --------------------------------------------------------------------
     def reload(self) -> TableContext:
@@ -121,8 +120,6 @@ class TableContext:
             self.config.props
         ):
             return {}
-
-        from pyhudi.codec.bootstrap_index import FILEIDS_FOLDER, INDEX_FILE_NAME, decode_file_index
 
         path = self.path(f"{FILEIDS_FOLDER}/{INDEX_FILE_NAME}")
         if not self.storage.exists(path):
@@ -157,14 +154,9 @@ class TableContext:
     # ---- partitions ----------------------------------------------------------------------------
     def ensure_partition_metadata(self, partition: str, instant_time: str) -> None:
         """Write `.hoodie_partition_metadata` into a partition that has none yet."""
-        target = posixpath.join(self.partition_path(partition), PARTITION_METAFILE)
-        if self.storage.exists(target):
-            return
-        depth = len(partition.split("/")) if partition else 0
-        with contextlib.suppress(
-            FileExistsError
-        ):  # another task created it first: equivalent content
-            self.storage.create_new(target, dump_partition_metadata(instant_time, depth))
+        layout.ensure_partition_metadata(
+            self.storage, self.partition_path(partition), partition, instant_time
+        )
 
 
 def _read_properties(storage: Storage, base_path: str) -> dict[str, str]:

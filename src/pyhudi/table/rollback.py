@@ -22,8 +22,9 @@ from pyhudi.codec.file_names import (
     parse_log_file,
     parse_marker,
 )
-from pyhudi.codec.log_reader import iter_blocks
-from pyhudi.codec.log_writer import encode_blocks, rollback_block
+from pyhudi.codec.log.reader import iter_blocks
+from pyhudi.codec.log.writer import encode_blocks, rollback_block
+from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.enums import IOType
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
@@ -51,7 +52,6 @@ class RollbackRequest:
 
 def failed_write_instants(ctx: TableContext) -> list[Instant]:
     """Pending write instants that the next writer rolls back (EAGER): not compaction, not clustering."""
-    from pyhudi.fs_view.pending import read_requested_plan
 
     result = []
     for instant in ctx.active.timeline.pending():

@@ -17,22 +17,16 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
-from pyhudi.config import write as wkeys
+from pyhudi.config import write as write_keys
+from pyhudi.file_group.base_file import BaseFileWriter
+from pyhudi.file_group.control_columns import CONTROL_COLUMNS, DELETE, FID
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
+from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
+from pyhudi.file_group.stats import STATS_DDL, stats_table
 from pyhudi.model.enums import IOType
 from pyhudi.table.context import TableContext
-from pyhudi.writer.base_file import BaseFileWriter
-from pyhudi.writer.log_append import LogSpec, SliceState, append_log
-from pyhudi.writer.operations import WriteJob, in_task_combine, register_file_group_writer
-from pyhudi.writer.stats import STATS_DDL, stats_table
-from pyhudi.writer.tasks import (
-    CONTROL_COLUMNS,
-    DELETE,
-    FID,
-    MergeSpec,
-    _merge,
-    keep_latest_per_key,
-    task_identity,
-)
+from pyhudi.writer.job import WriteJob, in_task_combine
 
 
 def slice_states(ctx: TableContext) -> dict[str, SliceState]:
@@ -71,7 +65,7 @@ def mor_file_group_function(
         if file_id in merge_fids and state.base_file_name and not state.log_file_names:
             return stats_table(
                 [
-                    _merge(
+                    merge_into_file_group(
                         spec,
                         merge,
                         partition,
@@ -119,7 +113,7 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         schema_json=arrow_to_avro_json(
             job.spec.file_schema, job.cfg.table_name, with_meta_fields=True
         ),
-        block_format=wkeys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
+        block_format=write_keys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
         compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
     )
     function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
@@ -130,6 +124,3 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         data = data.repartition(job.cfg.parallelism, FID)
     result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
     return [row.asDict() for row in result.collect()]
-
-
-register_file_group_writer(True, write_file_groups_mor)

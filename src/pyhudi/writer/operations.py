@@ -2,62 +2,30 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
-from pyhudi.config import index as ikeys
-from pyhudi.config import write as wkeys
+from pyhudi.config import clustering as clustering_keys
+from pyhudi.config import index as index_keys
+from pyhudi.config import write as write_keys
+from pyhudi.exceptions import PendingServiceError
+from pyhudi.file_group.bulk_insert import bulk_insert_function
+from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
+from pyhudi.file_group.merge import MergeSpec, file_group_function
+from pyhudi.file_group.stats import STATS_DDL
+from pyhudi.fs_view import pending_clustering_file_groups
+from pyhudi.index.bucket import route_by_bucket
+from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
-from pyhudi.writer.base_file import WriteTaskSpec
-from pyhudi.writer.config import WriteConfig
-from pyhudi.writer.index import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
+from pyhudi.writer.job import Outcome, WriteJob, in_task_combine
+from pyhudi.writer.mor import write_file_groups_mor
 from pyhudi.writer.prepare import deduplicate
-from pyhudi.writer.stats import STATS_DDL
-from pyhudi.writer.tasks import (
-    BASE,
-    CONTROL_COLUMNS,
-    DELETE,
-    FID,
-    MergeSpec,
-    bulk_insert_function,
-    file_group_function,
-)
-
-
-@dataclass
-class WriteJob:
-    spark: SparkSession
-    ctx: TableContext
-    cfg: WriteConfig
-    spec: WriteTaskSpec
-    records: DataFrame
-    #: File groups chosen as small files for inserts (merge-on-read merges them into new base files).
-    small_file_ids: set[str] = field(default_factory=set)
-
-
-@dataclass
-class Outcome:
-    stats: list[dict] = field(default_factory=list)
-    replaced: dict[str, list[str]] = field(default_factory=dict)
-
-
-#: Writes file groups from records carrying FID/BASE/DELETE; swapped for merge-on-read tables.
-FileGroupWriter = Callable[[WriteJob, DataFrame], list[dict]]
-
-
-def in_task_combine(cfg: WriteConfig) -> bool:
-    """Pre-combining happens in the file-group tasks (no extra shuffle) for upserts with a non-global index."""
-    return (
-        cfg.combine_before_write
-        and cfg.operation is WriteOperationType.UPSERT
-        and not cfg.is_global_index
-    )
 
 
 def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
@@ -71,17 +39,10 @@ def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
     return [row.asDict() for row in result.collect()]
 
 
-_file_group_writers: dict[bool, FileGroupWriter] = {False: write_file_groups_cow}
-
-
-def register_file_group_writer(merge_on_read: bool, writer: FileGroupWriter) -> None:
-    _file_group_writers[merge_on_read] = writer
-
-
 def _write_groups(job: WriteJob, records: DataFrame) -> list[dict]:
-    if job.cfg.is_merge_on_read and True not in _file_group_writers:
-        import pyhudi.writer.mor  # noqa: F401  (registers the merge-on-read writer)
-    return _file_group_writers[job.cfg.is_merge_on_read](job, records)
+    if job.cfg.is_merge_on_read:
+        return write_file_groups_mor(job, records)
+    return write_file_groups_cow(job, records)
 
 
 def _incoming_partitions(records: DataFrame) -> list[str]:
@@ -113,11 +74,8 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
 
 def reject_updates_under_clustering(job: WriteJob, records: DataFrame, fid_column: str) -> None:
     """Hudi's default `SparkRejectUpdateStrategy`: no write may touch a file group being clustered."""
-    from pyhudi.config import clustering as ckeys
-    from pyhudi.exceptions import PendingServiceError
-    from pyhudi.fs_view import pending_clustering_file_groups
 
-    if "SparkAllowUpdateStrategy" in (ckeys.UPDATES_STRATEGY.get(job.cfg.options) or ""):
+    if "SparkAllowUpdateStrategy" in (clustering_keys.UPDATES_STRATEGY.get(job.cfg.options) or ""):
         return
     pending = pending_clustering_file_groups(job.ctx.active)
     if not pending:
@@ -140,10 +98,8 @@ def reject_updates_under_clustering(job: WriteJob, records: DataFrame, fid_colum
 
 def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     """Bucket index: every record goes to its bucket's file group; no index lookup, no small files."""
-    from pyhudi.config import index as ikeys
-    from pyhudi.writer.bucket import route_by_bucket
 
-    hash_field = ikeys.BUCKET_HASH_FIELD.get(job.cfg.options)
+    hash_field = index_keys.BUCKET_HASH_FIELD.get(job.cfg.options)
     hash_fields = (
         tuple(f.strip() for f in hash_field.split(","))
         if hash_field
@@ -153,7 +109,7 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         job.spark,
         job.ctx,
         records,
-        ikeys.BUCKET_NUM.get(job.cfg.options),
+        index_keys.BUCKET_NUM.get(job.cfg.options),
         hash_fields,
         job.cfg.keygen.uses_complex_record_key,
         FID,
@@ -173,7 +129,7 @@ def bulk_insert(job: WriteJob) -> Outcome:
         records = deduplicate(records, job.cfg)
     if _uses_buckets(job):
         return _bucket_routed(job, records)
-    mode = wkeys.BULK_INSERT_SORT_MODE.get(job.cfg.options)
+    mode = write_keys.BULK_INSERT_SORT_MODE.get(job.cfg.options)
     if mode == "GLOBAL_SORT":
         records = records.orderBy(PARTITION_PATH, RECORD_KEY)
     elif job.cfg.parallelism > 0:
@@ -240,7 +196,7 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
     if not job.cfg.is_global_index:
         return tagged
     moved = F.col(LOC_FID).isNotNull() & (F.col(LOC_PARTITION) != F.col(PARTITION_PATH))
-    if not ikeys.GLOBAL_INDEX_UPDATE_PARTITION_PATH.get(job.cfg.options):
+    if not index_keys.GLOBAL_INDEX_UPDATE_PARTITION_PATH.get(job.cfg.options):
         return tagged.withColumn(
             PARTITION_PATH, F.when(moved, F.col(LOC_PARTITION)).otherwise(F.col(PARTITION_PATH))
         )
@@ -303,7 +259,6 @@ def delete_partition(job: WriteJob) -> Outcome:
 
 
 def _matches(partition: str, pattern: str) -> bool:
-    import fnmatch
 
     return partition == pattern or fnmatch.fnmatchcase(partition, pattern)
 

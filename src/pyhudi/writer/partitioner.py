@@ -18,11 +18,11 @@ from pyspark.sql import functions as F
 
 from pyhudi.codec.file_names import new_file_id
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.file_group.control_columns import BASE, FID
 from pyhudi.fs_view import pending_clustering_file_groups, pending_compaction_operations
 from pyhudi.model.file import BaseFile, FileSlice
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
-from pyhudi.writer.tasks import BASE, FID
 
 _HASH_RANGE = 1_000_000
 

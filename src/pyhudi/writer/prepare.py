@@ -8,11 +8,11 @@ from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import SchemaMismatchError
+from pyhudi.file_group.control_columns import DELETE
+from pyhudi.keygen.spark import field_type, with_key_columns
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
 from pyhudi.writer.config import WriteConfig
-from pyhudi.writer.keygen import field_type, with_key_columns
-from pyhudi.writer.tasks import DELETE
 
 
 def required_fields(cfg: WriteConfig) -> list[str]:

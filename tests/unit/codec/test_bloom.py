@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import struct
 import uuid
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.helpers.fixtures import HUDI_TABLE_ZIPS
+from tests.helpers.fixtures import table_names, unzip_table
 
 from pyhudi.codec import bloom
 from pyhudi.codec.bloom import (
@@ -29,27 +28,21 @@ from pyhudi.codec.bloom import (
     DynamicBloomFilter,
     deserialize_bloom_filter,
     footer_metadata,
-    hash_positions,
     new_bloom_filter,
     read_footer_bloom,
 )
+from pyhudi.codec.bloom_hash import hash_positions
 from pyhudi.exceptions import InvalidRecordError
 
-FIXTURE_ZIPS = HUDI_TABLE_ZIPS
 HUDI_FOOTER_KEYS = (FOOTER_BLOOM_KEY, FOOTER_TYPE_CODE_KEY, FOOTER_MIN_KEY, FOOTER_MAX_KEY)
 
 
 @pytest.fixture(scope="session")
 def base_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Base parquet files (outside `.hoodie/`) of every fixture table that has meta fields."""
-    zips = sorted(FIXTURE_ZIPS.glob("*.zip"))
-    if not zips:
-        pytest.fail(f"no fixture tables in {FIXTURE_ZIPS}")
     root = tmp_path_factory.mktemp("hudi-tables")
-    for z in zips:
-        with zipfile.ZipFile(z) as zf:
-            members = [m for m in zf.namelist() if not m.startswith("__MACOSX")]
-            zf.extractall(root / z.stem, members)
+    for name in table_names():
+        unzip_table(name, root)
     files = [
         f
         for f in sorted(root.rglob("*.parquet"))

@@ -7,11 +7,10 @@ import dataclasses
 import io
 import json
 import struct
-import zipfile
 
 import fastavro
 import pytest
-from tests.helpers.fixtures import HUDI_TABLE_ZIPS
+from tests.helpers.fixtures import unzip_table
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.hfile import (
@@ -36,7 +35,7 @@ from pyhudi.codec.hfile_blocks import (
 from pyhudi.codec.protobuf_lite import decode_varint, encode_varint, to_signed64
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 
-FIXTURE_ZIP = HUDI_TABLE_ZIPS / "mor_avro__v8_trips_8i3u1d.zip"
+FIXTURE_TABLE = "mor_avro__v8_trips_8i3u1d"
 HFILE_BLOCK_TYPE = 4
 RESERVED_INFO = (b"KEY_VALUE_VERSION", b"MAX_MEMSTORE_TS_KEY")
 
@@ -61,12 +60,8 @@ def _hfile_log_blocks(data: bytes) -> list[bytes]:
 @pytest.fixture(scope="session")
 def real_hfiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """Every HFile of the fixture's metadata table: base files and HFILE log-block contents."""
-    if not FIXTURE_ZIP.exists():
-        pytest.fail(f"fixture {FIXTURE_ZIP} not found")
-    root = tmp_path_factory.mktemp("hfile-fixture")
-    with zipfile.ZipFile(FIXTURE_ZIP) as zf:
-        zf.extractall(root, [m for m in zf.namelist() if not m.startswith("__MACOSX")])
-    mdt = next(root.rglob(".hoodie")) / "metadata"
+    base_path = unzip_table(FIXTURE_TABLE, tmp_path_factory.mktemp("hfile-fixture"))
+    mdt = base_path / ".hoodie" / "metadata"
     files = {str(f.relative_to(mdt)): f.read_bytes() for f in sorted(mdt.glob("*/*.hfile"))}
     for log in sorted(mdt.glob("*/.*.log.*")):
         for i, content in enumerate(_hfile_log_blocks(log.read_bytes())):

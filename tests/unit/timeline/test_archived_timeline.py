@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import zipfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.helpers.fixtures import HUDI_TABLE_ZIPS
+from tests.helpers.fixtures import unzip_table
 from tests.helpers.timeline_builder_archival import at, commit_metadata, commits, new_table
 
 from pyhudi.codec.archived_entry import (
@@ -25,7 +24,7 @@ from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.model.instant import Action, Instant, State
-from pyhudi.services.archival import archive
+from pyhudi.services.archival.execute import archive
 from pyhudi.table.context import TableContext
 from pyhudi.timeline.archived import (
     archive_files,
@@ -34,14 +33,6 @@ from pyhudi.timeline.archived import (
     read_archived_instants,
     whole_timeline,
 )
-
-
-def unzip(name: str, target: Path) -> Path:
-    with zipfile.ZipFile(HUDI_TABLE_ZIPS / f"{name}.zip") as zipped:
-        members = [m for m in zipped.namelist() if not m.startswith("__MACOSX")]
-        zipped.extractall(target, members)
-    (root,) = [p for p in target.iterdir() if p.is_dir()]
-    return root
 
 
 @pytest.fixture
@@ -82,7 +73,7 @@ def test_reader_skips_a_torn_tail_and_reads_every_archive_version(archived_table
 
 
 def test_tables_never_archived_have_an_empty_archived_timeline(tmp_path):
-    ctx = TableContext.open(str(unzip("cow__v6_nonpartitioned", tmp_path)))
+    ctx = TableContext.open(str(unzip_table("cow__v6_nonpartitioned", tmp_path)))
     assert read_archived_instants(ctx) == []
 
 
@@ -102,13 +93,13 @@ def test_actions_hudi_cannot_archive_are_refused():
 
 
 def test_v8_table_with_an_empty_history_reads_no_archived_instants(tmp_path):
-    ctx = TableContext.open(str(unzip("mor_avro__v8_trips_8i3u1d", tmp_path)))
+    ctx = TableContext.open(str(unzip_table("mor_avro__v8_trips_8i3u1d", tmp_path)))
     assert Path(history_folder(ctx)).is_dir()
     assert read_archived_instants(ctx) == []
 
 
 def test_v8_lsm_history_is_read_from_the_latest_manifest(tmp_path):
-    ctx = TableContext.open(str(unzip("mor_avro__v8_trips_8i3u1d", tmp_path)))
+    ctx = TableContext.open(str(unzip_table("mor_avro__v8_trips_8i3u1d", tmp_path)))
     history = Path(history_folder(ctx))
     clean_metadata = encode_container(
         "HoodieCleanMetadata",

@@ -1,0 +1,149 @@
+"""Table services after a commit, in Hudi's order: compaction, clustering, clean, archival.
+
+* inline (`hoodie.compact.inline`, `hoodie.clustering.inline`, `hoodie.clean.automatic`,
+  `hoodie.archive.automatic`): scheduled and executed before the write returns;
+* async (`hoodie.compact.schedule.inline` or streaming's `hoodie.datasource.compaction.async.enable`,
+  `hoodie.clustering.async.enabled`, `hoodie.clean.async`, `hoodie.archive.async`): scheduled here,
+  executed by the table's `ServiceRunner` in the background.
+A failing service is logged and reported in `CommitResult.services`; the write has already committed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+
+from pyspark.sql import SparkSession
+
+from pyhudi.config import archival as archival_keys
+from pyhudi.config import clean as clean_keys
+from pyhudi.config import clustering as clustering_keys
+from pyhudi.config import compaction as compaction_keys
+from pyhudi.config.archival import ArchivalConfig
+from pyhudi.config.clean import CleanConfig
+from pyhudi.model.results import CommitResult
+from pyhudi.services.archival.execute import archive
+from pyhudi.services.clean.execute import run_clean
+from pyhudi.services.clustering.execute import (
+    commits_since_last_clustering,
+    pending_clusterings,
+    run_clustering,
+    schedule_clustering,
+)
+from pyhudi.services.compaction.execute import (
+    pending_compactions,
+    run_compaction,
+    schedule_compaction,
+)
+from pyhudi.services.runner import runner_for
+from pyhudi.table.context import TableContext
+from pyhudi.writer.config import WriteConfig
+
+log = logging.getLogger(__name__)
+#: Set by streaming writes: "true" executes scheduled services in the background, "false" (a bounded
+#: stream) only schedules them, for one synchronous run at the end. Batch writes leave it unset.
+ASYNC_CONTEXT_KEY = "pyhudi.services.async"
+
+
+def run_inline_services(
+    spark: SparkSession, ctx: TableContext, cfg: WriteConfig, result: CommitResult
+) -> CommitResult:
+    """Run the table services due after the commit of `result`; their reports go into `result.services`."""
+    options = cfg.options
+    mode = options.get(
+        ASYNC_CONTEXT_KEY
+    )  # None: batch write; "true": streaming; "false": bounded streaming
+    reports: list[str] = []
+    steps: list[tuple[str, Callable[[], list[str]]]] = []
+    if ctx.config.is_merge_on_read:
+        steps.append(("compaction", lambda: compaction_step(spark, ctx.base_path, options, mode)))
+    steps.append(("clustering", lambda: clustering_step(spark, ctx.base_path, options, mode)))
+    if mode != "false":  # a bounded stream cleans and archives once, at its end
+        steps.append(("clean", lambda: clean_step(ctx.base_path, options, mode == "true")))
+        steps.append(("archival", lambda: archival_step(ctx.base_path, options, mode == "true")))
+    for name, step in steps:
+        try:
+            reports.extend(step())
+        except Exception as err:
+            log.exception(
+                "%s after commit %s failed; it is retried at a later trigger",
+                name,
+                result.instant_time,
+            )
+            reports.append(f"{name} failed: {err}")
+    return dataclasses.replace(result, services=tuple(reports))
+
+
+def _fresh(base_path: str) -> TableContext:
+    return TableContext.open(base_path)
+
+
+def _submit(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
+    started = runner_for(_fresh(base_path).uri).submit(kind, action)
+    return [f"{kind}: started in the background"] if started else []
+
+
+def compaction_step(
+    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
+) -> list[str]:
+    ctx = _fresh(base_path)
+    if mode is None and compaction_keys.INLINE.get(options):
+        return [str(o) for o in run_compaction(spark, ctx, options)]
+    streaming = mode is not None and (
+        compaction_keys.ASYNC_ENABLE.get(options) or compaction_keys.INLINE.get(options)
+    )
+    if not (streaming or compaction_keys.SCHEDULE_INLINE.get(options)):
+        return []
+    scheduled = schedule_compaction(ctx, options)
+    reports = [f"compaction {scheduled.time}: scheduled"] if scheduled else []
+    if mode == "true" and pending_compactions(ctx):
+        action = lambda: run_compaction(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
+        reports += _submit(base_path, "compaction", action)
+    return reports
+
+
+def clustering_step(
+    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
+) -> list[str]:
+    inline = clustering_keys.INLINE.get(options)
+    asynchronous = clustering_keys.ASYNC_ENABLED.get(
+        options
+    ) or clustering_keys.SCHEDULE_INLINE.get(options)
+    if not inline and not asynchronous:
+        return []
+    ctx = _fresh(base_path)
+    every = (
+        clustering_keys.INLINE_MAX_COMMITS.get(options)
+        if inline
+        else clustering_keys.ASYNC_MAX_COMMITS.get(options)
+    )
+    due = commits_since_last_clustering(ctx) >= every
+    if mode is None and inline:
+        return [str(o) for o in run_clustering(spark, ctx, options)] if due else []
+    scheduled = schedule_clustering(ctx, options) if due and not pending_clusterings(ctx) else None
+    reports = [f"clustering {scheduled.time}: scheduled"] if scheduled else []
+    if mode == "true" and pending_clusterings(ctx):
+        action = lambda: run_clustering(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
+        reports += _submit(base_path, "clustering", action)
+    return reports
+
+
+def clean_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+    if not clean_keys.AUTOMATIC.get(options):
+        return []
+    action = lambda: run_clean(_fresh(base_path), CleanConfig.from_options(options))  # noqa: E731
+    if background or clean_keys.ASYNC.get(options):
+        return _submit(base_path, "clean", action)
+    outcome = action()
+    return [f"clean: {outcome}"] if outcome else []
+
+
+def archival_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+    if not archival_keys.AUTOMATIC.get(options):
+        return []
+    action = lambda: archive(_fresh(base_path), ArchivalConfig.from_options(options))  # noqa: E731
+    if background or archival_keys.ASYNC.get(options):
+        return _submit(base_path, "archival", action)
+    outcome = action()
+    return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []

@@ -1,0 +1,223 @@
+"""Writing one base parquet file in a task: marker first, meta columns, bloom filter, Hudi footer.
+
+Runs inside Spark tasks (pyarrow only). A `WriteTaskSpec` is the small picklable description a
+task gets: where the table is, the instant, the target Arrow schema and the sizing/bloom settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pyhudi.codec.bloom import BloomFilter, footer_metadata, new_bloom_filter
+from pyhudi.codec.file_names import base_file_name, marker_name
+from pyhudi.codec.schema import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+)
+from pyhudi.model.enums import IOType
+from pyhudi.storage import Storage
+from pyhudi.table import layout
+from pyhudi.writer.config import BloomConfig, SizingConfig
+
+
+@dataclass(frozen=True)
+class WriteTaskSpec:
+    storage: Storage
+    base_path: str
+    instant_time: str
+    #: The file schema: the five meta columns, then the data columns (all nullable).
+    file_schema: pa.Schema
+    sizing: SizingConfig
+    bloom: BloomConfig
+    populate_meta_fields: bool = True
+    #: (partition, file id) -> source file of bootstrap skeletons (their rows are stitched on merge).
+    bootstrap_sources: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def partition_dir(self, partition: str) -> str:
+        return posixpath.join(self.base_path, partition) if partition else self.base_path
+
+    def marker_dir(self) -> str:
+        return layout.marker_folder(self.base_path, self.instant_time)
+
+    def create_marker(self, partition: str, data_file_name: str, io_type: IOType) -> None:
+        folder = posixpath.join(self.marker_dir(), partition) if partition else self.marker_dir()
+        path = posixpath.join(folder, marker_name(data_file_name, io_type))
+        with contextlib.suppress(FileExistsError):  # a retried task attempt writing the same name
+            self.storage.create_new(path, b"")
+
+    def ensure_partition_metadata(self, partition: str) -> None:
+        layout.ensure_partition_metadata(
+            self.storage, self.partition_dir(partition), partition, self.instant_time
+        )
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Select/cast `table` to `schema`; missing columns become nulls (schema evolution)."""
+    columns = []
+    for target in schema:
+        if target.name in table.column_names:
+            column = table.column(target.name)
+            columns.append(column if column.type == target.type else column.cast(target.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, target.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class BaseFileWriter:
+    """Writes one base file `<fileId>_<token>_<instant>.parquet`; returns its stats row on close."""
+
+    def __init__(
+        self,
+        spec: WriteTaskSpec,
+        partition: str,
+        file_id: str,
+        write_token: str,
+        io_type: IOType,
+        *,
+        task_partition_id: int,
+        prev_commit: str = "null",
+    ) -> None:
+        self.spec, self.partition, self.file_id, self.io_type = spec, partition, file_id, io_type
+        self.prev_commit, self.task_partition_id = prev_commit, task_partition_id
+        self.file_name = base_file_name(file_id, write_token, spec.instant_time)
+        self.path = posixpath.join(spec.partition_dir(partition), self.file_name)
+        self.counts = {"num_writes": 0, "num_inserts": 0, "num_updates": 0, "num_deletes": 0}
+        self._bloom: BloomFilter | None = None
+        self._min_key: str | None = None
+        self._max_key: str | None = None
+        self._writer: pq.ParquetWriter | None = None
+        self._sink: Any = None
+        self._started = time.monotonic()
+        spec.ensure_partition_metadata(partition)
+        spec.create_marker(partition, self.file_name, io_type)
+        if spec.bloom.enabled and spec.populate_meta_fields:
+            b = spec.bloom
+            self._bloom = new_bloom_filter(b.num_entries, b.fpp, b.type_code, b.max_entries)
+
+    # ---- rows ----------------------------------------------------------------------------------
+    def write_new(self, records: pa.Table) -> None:
+        """Records of this instant: commit time and sequence numbers are assigned here."""
+        n = records.num_rows
+        if n == 0:
+            return
+        start = self.counts["num_writes"]
+        meta = {
+            COMMIT_TIME: pa.repeat(self.spec.instant_time, n),
+            COMMIT_SEQNO: _seqnos(f"{self.spec.instant_time}_{self.task_partition_id}_", start, n),
+        }
+        self._write(records, meta)
+
+    def write_existing(self, records: pa.Table) -> None:
+        """Records carried over from an older file: they keep their commit time and sequence number."""
+        if records.num_rows:
+            self._write(records, {})
+
+    def bytes_written(self) -> int:
+        return int(self._sink.tell()) if self._sink is not None else 0
+
+    def _write(self, records: pa.Table, meta: dict[str, pa.Array]) -> None:
+        n = records.num_rows
+        meta[FILE_NAME] = pa.repeat(self.file_name, n)
+        if not self.spec.populate_meta_fields:
+            for name in (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH):
+                meta[name] = pa.nulls(n, pa.string())
+        table = records
+        for name, values in meta.items():
+            column = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+            if name in table.column_names:
+                table = table.set_column(
+                    table.column_names.index(name), name, column.cast(pa.string())
+                )
+            else:
+                table = table.append_column(name, column.cast(pa.string()))
+        table = conform(table, self.spec.file_schema)
+        if self.spec.populate_meta_fields:
+            self._track_keys(table.column(RECORD_KEY))
+        self._open().write_table(table, row_group_size=max(n, 1))
+        self.counts["num_writes"] += n
+
+    def _track_keys(self, keys: pa.ChunkedArray) -> None:
+        if self._bloom is not None:
+            self._bloom.add_keys(keys)
+        low, high = pc.min_max(keys).values()
+        low, high = low.as_py(), high.as_py()
+        if low is not None:
+            self._min_key = low if self._min_key is None else min(self._min_key, low)
+            self._max_key = high if self._max_key is None else max(self._max_key, high)
+
+    def _open(self) -> pq.ParquetWriter:
+        if self._writer is None:
+            sizing = self.spec.sizing
+            self._sink = self.spec.storage.fs.open_output_stream(self.path)
+            self._writer = pq.ParquetWriter(
+                self._sink,
+                self.spec.file_schema,
+                compression=sizing.compression,
+                data_page_size=sizing.page_size_bytes,
+                use_dictionary=self._dictionary_columns(),
+                write_statistics=True,
+            )
+        return self._writer
+
+    def _dictionary_columns(self) -> bool | list[str]:
+        """Dictionary-encode every column but the per-row unique sequence numbers and record keys.
+
+        Dictionaries of unique values are built and then abandoned by the encoder: pure cost.
+        """
+        if not self.spec.sizing.dictionary:
+            return False
+        if any(pa.types.is_nested(f.type) for f in self.spec.file_schema):
+            return True  # a name list would have to spell every nested leaf's path
+        unique = (COMMIT_SEQNO, RECORD_KEY)
+
+        return [f.name for f in self.spec.file_schema if f.name not in unique]
+
+    # ---- finishing ------------------------------------------------------------------------------
+
+    def close(self) -> dict[str, Any]:
+        writer = self._open()  # an empty file group still gets a (row-less) file
+        footer = (
+            footer_metadata(self._bloom, self._min_key, self._max_key)
+            if self.spec.populate_meta_fields
+            else {}
+        )
+        if footer:
+            writer.add_key_value_metadata(footer)
+        writer.close()
+        self._sink.close()
+        size = self.spec.storage.status(self.path)
+        size_bytes = size.size_bytes if size else 0
+        return {
+            "partition_path": self.partition,
+            "file_id": self.file_id,
+            "file_name": self.file_name,
+            "io_type": self.io_type.value,
+            "prev_commit": self.prev_commit,
+            **self.counts,
+            "file_size_bytes": size_bytes,
+            "write_bytes": size_bytes,
+            "runtime_ms": int((time.monotonic() - self._started) * 1000),
+        }
+
+
+def _seqnos(prefix: str, start: int, count: int) -> pa.Array:
+    numbers = pa.array(np.arange(start, start + count, dtype=np.int64)).cast(pa.string())
+    return pc.binary_join_element_wise(pa.repeat(prefix, count), numbers, "")
+
+
+def meta_free(table: pa.Table) -> pa.Table:
+    return table.drop_columns([c for c in META_FIELDS if c in table.column_names])

@@ -1,0 +1,121 @@
+"""Bulk insert task functions: no shuffle, one file per partition path per task (rolled over by size)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pyhudi.codec.file_names import (
+    new_file_id,
+    new_file_id_prefix,
+)
+from pyhudi.codec.schema import PARTITION_PATH
+from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.stats import stats_table
+from pyhudi.model.enums import IOType
+
+_BUFFER_BYTES = 64 * 1024 * 1024
+
+
+class PartitionBuffer:
+    """Rows of one partition path in a task, written into files rolled over at the target size.
+
+    `preserve_meta`: the rows keep their commit time and sequence number (clustering).
+    """
+
+    def __init__(
+        self,
+        spec: WriteTaskSpec,
+        partition: str,
+        pid: int,
+        token: str,
+        *,
+        preserve_meta: bool = False,
+    ) -> None:
+        self.spec, self.partition, self.pid, self.token = spec, partition, pid, token
+        self.preserve_meta = preserve_meta
+        self.prefix = new_file_id_prefix()
+        self.file_index = 0
+        self.pending: list[pa.Table] = []
+        self.pending_bytes = 0
+        self.writer: BaseFileWriter | None = None
+        self.finished: list[dict] = []
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.pending_bytes += table.nbytes
+        if self.pending_bytes >= min(_BUFFER_BYTES, self.spec.sizing.max_file_size_bytes):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        if self.writer is None:
+            file_id = new_file_id(self.file_index, self.prefix)
+            self.writer = BaseFileWriter(
+                self.spec,
+                self.partition,
+                file_id,
+                self.token,
+                IOType.CREATE,
+                task_partition_id=self.pid,
+            )
+        table = pa.concat_tables(self.pending)
+        if self.preserve_meta:
+            self.writer.write_existing(table)
+        else:
+            self.writer.write_new(table)
+        self.writer.counts["num_inserts"] += table.num_rows
+        self.pending, self.pending_bytes = [], 0
+        if self.writer.bytes_written() >= self.spec.sizing.max_file_size_bytes:
+            self.finished.append(self.writer.close())
+            self.writer = None
+            self.file_index += 1
+
+    def close(self) -> list[dict]:
+        self.flush()
+        if self.writer is not None:
+            self.finished.append(self.writer.close())
+            self.writer = None
+        return self.finished
+
+
+def split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    encoded = pc.dictionary_encode(table.column(PARTITION_PATH)).combine_chunks()
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    values = encoded.dictionary.to_pylist()
+    if len(values) == 1:
+        yield values[0], table
+        return
+    order = np.argsort(indices, kind="stable")
+    counts = np.bincount(indices, minlength=len(values))
+    ordered = table.take(pa.array(order))
+    offset = 0
+    for code, count in enumerate(counts):
+        if count:
+            yield values[code], ordered.slice(offset, int(count))
+            offset += int(count)
+
+
+def bulk_insert_function(
+    spec: WriteTaskSpec,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pid, token = task_identity()
+        buffers: dict[str, PartitionBuffer] = {}
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            for partition, part in split_by_partition(pa.Table.from_batches([batch])):
+                buffer = buffers.get(partition)
+                if buffer is None:
+                    buffer = buffers[partition] = PartitionBuffer(spec, partition, pid, token)
+                buffer.add(part)
+        rows = [row for buffer in buffers.values() for row in buffer.close()]
+        yield from stats_table(rows).to_batches()
+
+    return run

@@ -1,0 +1,16 @@
+"""Task functions that write base files (`mapInArrow` / `applyInArrow` bodies). Arrow only.
+
+Rows reach these functions with their record key and partition path already computed (Spark
+expressions) and, for writes into existing file groups, with control columns naming the target:
+
+| column            | meaning                                                         |
+|-------------------|-----------------------------------------------------------------|
+| `__pyhudi_fid`    | target file id                                                  |
+| `__pyhudi_base`   | file name of the base file to merge into (null: a new file group) |
+| `__pyhudi_delete` | true for a delete (delete operation or `_hoodie_is_deleted`)     |
+"""
+
+from __future__ import annotations
+
+FID, BASE, DELETE = "__pyhudi_fid", "__pyhudi_base", "__pyhudi_delete"
+CONTROL_COLUMNS = (FID, BASE, DELETE)

@@ -1,0 +1,258 @@
+"""Merging incoming records into a file group's base file (copy-on-write updates and deletes),
+in Arrow: which old rows stay, which incoming rows win (precombine / payload ordering)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pyhudi.codec.arrow_compute import last_per_key
+from pyhudi.codec.file_names import (
+    parse_base_file,
+)
+from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECORD_KEY
+from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec, conform
+from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.stats import stats_table
+from pyhudi.file_group.stitch import stitch_rows
+from pyhudi.model.enums import IOType
+from pyhudi.table.payload import MergeMode
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    merge_mode: MergeMode
+    ordering_field: str | None
+    #: Pre-combine the group's records (one per key, greatest ordering value) inside the task:
+    #: every record of a key reaches the same file group, so no separate shuffle is needed.
+    combine: bool = False
+
+
+ROW = "__pyhudi_row"
+
+
+def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
+    """One record per record key: the greatest ordering value wins, ties go to the later record."""
+    if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
+        return table
+    numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    sort_keys = (
+        [(ordering_field, "ascending")]
+        if ordering_field and ordering_field in table.column_names
+        else []
+    )
+    return last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")]).drop_columns([ROW])
+
+
+def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.Table], pa.Table]:
+    """The `applyInArrow` body for one file group: create it, or merge into its base file."""
+
+    def run(group: pa.Table) -> pa.Table:
+        if group.num_rows == 0:
+            return stats_table([])
+        pid, token = task_identity()
+        if merge.combine:
+            group = keep_latest_per_key(group, merge.ordering_field)
+        file_id = group.column(FID)[0].as_py()
+        base_name = group.column(BASE)[0].as_py()
+        partition = group.column(PARTITION_PATH)[0].as_py() or ""
+        deletes = pc.fill_null(group.column(DELETE), False)
+        records = group.drop_columns(list(CONTROL_COLUMNS))
+        if base_name is None:
+            inserts = records.filter(pc.invert(deletes))
+            if inserts.num_rows == 0:
+                return stats_table([])
+            writer = BaseFileWriter(
+                spec, partition, file_id, token, IOType.CREATE, task_partition_id=pid
+            )
+            writer.write_new(inserts)
+            writer.counts["num_inserts"] = inserts.num_rows
+            return stats_table([writer.close()])
+        return stats_table(
+            [
+                merge_into_file_group(
+                    spec, merge, partition, file_id, base_name, records, deletes, pid, token
+                )
+            ]
+        )
+
+    return run
+
+
+def merge_into_file_group(
+    spec: WriteTaskSpec,
+    merge: MergeSpec,
+    partition: str,
+    file_id: str,
+    base_name: str,
+    incoming: pa.Table,
+    deletes: pa.ChunkedArray,
+    pid: int,
+    token: str,
+) -> dict:
+    base = parse_base_file(partition, base_name)
+    prev_commit = base.instant_time if base else "null"
+    old = read_existing_base(spec, partition, file_id, base_name)
+
+    incoming = conform(incoming, spec.file_schema)
+    plan = plan_merge(old, incoming, deletes, merge)
+    writer = BaseFileWriter(
+        spec,
+        partition,
+        file_id,
+        token,
+        IOType.MERGE,
+        task_partition_id=pid,
+        prev_commit=prev_commit,
+    )
+    _write_merged(writer, old, incoming, plan)
+    writer.counts.update(
+        num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
+    )
+    return writer.close()
+
+
+def read_existing_base(
+    spec: WriteTaskSpec, partition: str, file_id: str, base_name: str
+) -> pa.Table:
+    """An existing base file's records; a bootstrap skeleton is stitched to its source file first."""
+    table = pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}"))
+    source = spec.bootstrap_sources.get((partition, file_id))
+    if source is not None:
+        table = stitch_rows(source, table, partition, spec.file_schema, base_name)
+    return conform(table, spec.file_schema)
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """Row positions of the merged file: old rows (kept or replaced in place), then inserts."""
+
+    take_old: np.ndarray  # old row positions kept unchanged, in file order
+    take_new: np.ndarray  # incoming row positions written (updates then inserts)
+    order: np.ndarray  # final order over concat(kept old, written new)
+    num_updates: int
+    num_inserts: int
+    num_deletes: int
+
+
+def plan_merge(
+    old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec
+) -> MergePlan:
+    """Positions of the merged file. Several incoming records of one key collapse to the last one,
+    as Hudi's merge handle keys incoming records by record key."""
+    last = _last_occurrences(incoming.column(RECORD_KEY))
+    if last is None:
+        return _plan_merge_unique(old, incoming, deletes, merge)
+    taken = pa.array(last)
+    plan = _plan_merge_unique(old, incoming.take(taken), deletes.take(taken), merge)
+    return MergePlan(
+        plan.take_old,
+        last[plan.take_new],
+        plan.order,
+        plan.num_updates,
+        plan.num_inserts,
+        plan.num_deletes,
+    )
+
+
+def _last_occurrences(keys: pa.ChunkedArray) -> np.ndarray | None:
+    """Input positions of the last record of each key (in input order), or None if keys are unique."""
+    n = len(keys)
+    if n < 2 or pc.count_distinct(keys).as_py() == n:
+        return None
+    reversed_keys = keys.take(pa.array(np.arange(n - 1, -1, -1)))
+    first_in_reverse = pc.index_in(
+        pc.unique(reversed_keys), value_set=reversed_keys.combine_chunks()
+    )
+    return np.sort(n - 1 - first_in_reverse.to_numpy(zero_copy_only=False).astype(np.int64))
+
+
+def _plan_merge_unique(
+    old: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, merge: MergeSpec
+) -> MergePlan:
+    old_keys, new_keys = old.column(RECORD_KEY), incoming.column(RECORD_KEY)
+    match = pc.index_in(old_keys, value_set=new_keys.combine_chunks())
+    matched = pc.is_valid(match).to_numpy(zero_copy_only=False).astype(bool)
+    match_idx = pc.fill_null(match, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    is_delete = deletes.to_numpy(zero_copy_only=False).astype(bool)
+    wins = matched.copy()
+    if merge.merge_mode is MergeMode.EVENT_TIME_ORDERING and merge.ordering_field and matched.any():
+        wins &= _incoming_wins(old, incoming, match_idx, matched, merge.ordering_field)
+    replaced = wins & ~is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else wins
+    dropped = (
+        wins & is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else np.zeros_like(wins)
+    )
+    old_positions = np.arange(old.num_rows)
+    in_old = np.zeros(incoming.num_rows, dtype=bool)
+    in_old[match_idx[matched]] = True
+    insert_positions = np.flatnonzero(~in_old & ~is_delete)
+    # Final layout: every old row position, replaced ones pointing at their incoming row.
+    keep_old = old_positions[~replaced & ~dropped]
+    update_new = match_idx[replaced]
+    written_new = np.concatenate([update_new, insert_positions]).astype(np.int64)
+    slot_old = np.full(old.num_rows, -1, dtype=np.int64)
+    slot_old[keep_old] = np.arange(len(keep_old))
+    slot_old[replaced] = len(keep_old) + np.arange(len(update_new))
+    in_file_order = slot_old[~dropped]
+    inserts = len(keep_old) + len(update_new) + np.arange(len(insert_positions))
+    return MergePlan(
+        take_old=keep_old,
+        take_new=written_new,
+        order=np.concatenate([in_file_order, inserts]).astype(np.int64),
+        num_updates=len(update_new),
+        num_inserts=len(insert_positions),
+        num_deletes=int(dropped.sum()),
+    )
+
+
+def _incoming_wins(
+    old: pa.Table, incoming: pa.Table, match_idx: np.ndarray, matched: np.ndarray, field: str
+) -> np.ndarray:
+    """Event-time ordering: the incoming record wins unless its ordering value is smaller."""
+    if field not in old.column_names or field not in incoming.column_names:
+        return np.ones(len(matched), dtype=bool)
+    old_values = old.column(field).combine_chunks()
+    new_values = incoming.column(field).combine_chunks().take(pa.array(np.clip(match_idx, 0, None)))
+    if old_values.type != new_values.type:
+        new_values = new_values.cast(old_values.type)
+    stale = pc.fill_null(pc.less(new_values, old_values), False).to_numpy(zero_copy_only=False)
+    return ~stale.astype(bool)
+
+
+def _write_merged(
+    writer: BaseFileWriter, old: pa.Table, incoming: pa.Table, plan: MergePlan
+) -> None:
+    kept = old.take(pa.array(plan.take_old, pa.int64()))
+    new = incoming.take(pa.array(plan.take_new, pa.int64()))
+    if len(plan.order) == len(plan.take_old) + len(plan.take_new) and _is_identity_split(plan):
+        writer.write_existing(kept)
+        writer.write_new(new)
+        return
+    # Interleave to keep file order: new rows get this instant's commit time and sequence numbers
+    # (numbered by their position in the file), carried-over rows keep theirs.
+    instant, n = writer.spec.instant_time, len(plan.order)
+    new = new.set_column(
+        new.column_names.index(COMMIT_TIME),
+        COMMIT_TIME,
+        pa.repeat(instant, new.num_rows).cast(pa.string()),
+    )
+    combined = pa.concat_tables([kept, new]).take(pa.array(plan.order, pa.int64()))
+    is_new = pa.array(plan.order >= len(plan.take_old))
+    positions = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
+    fresh = pc.binary_join_element_wise(
+        pa.repeat(f"{instant}_{writer.task_partition_id}_", n), positions, ""
+    )
+    seqnos = pc.if_else(is_new, fresh, combined.column(COMMIT_SEQNO).combine_chunks())
+    combined = combined.set_column(combined.column_names.index(COMMIT_SEQNO), COMMIT_SEQNO, seqnos)
+    writer.write_existing(combined)
+
+
+def _is_identity_split(plan: MergePlan) -> bool:
+    """True when the final order is simply all kept old rows, then all new rows."""
+    return bool(np.array_equal(plan.order, np.arange(len(plan.order))))

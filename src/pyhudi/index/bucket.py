@@ -1,0 +1,148 @@
+"""Bucket index (`hoodie.index.type=BUCKET`, SIMPLE engine): a record's file group is a function of
+its key, so writes need no index lookup.
+
+bucket = (javaListHash(hash key values) & Integer.MAX_VALUE) % numBuckets, where the hash key values
+are the record key (or, for `f1:v1,f2:v2` keys, the values of `hoodie.bucket.index.hash.field`) and
+javaListHash is `java.util.List.hashCode` of those strings (31 * h + String.hashCode, int overflow).
+A bucket's file id is a UUID whose first 8 characters are the zero-padded bucket number, plus `-0`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+
+_TWO_32 = 1 << 32
+
+
+def java_string_hash(column: Column) -> Column:
+    """`String.hashCode` (as an unsigned 32-bit value in a long) of a string column (BMP characters)."""
+    chars = F.split(column, "")
+    return F.aggregate(
+        chars, F.lit(0).cast("long"), lambda acc, ch: (acc * 31 + F.ascii(ch)) % _TWO_32
+    )
+
+
+def _hash_values(
+    record_key: Column, hash_fields: tuple[str, ...] | None, complex_key: bool
+) -> list[Column]:
+    if not complex_key or not hash_fields:
+        return [record_key]
+    # `f1:v1,f2:v2` -> the values of the hash fields, in the configured order.
+    pairs = F.split(record_key, ",")
+    values = []
+    for name in hash_fields:
+        matching = F.filter(pairs, _field_pair(name))
+        values.append(F.substring_index(F.element_at(matching, 1), ":", -1))
+    return values
+
+
+def _field_pair(name: str) -> Callable[[Column], Column]:
+    """`F.filter` predicate for `name:value` pairs (one parameter: two would mean (element, index))."""
+    return lambda pair: F.startswith(pair, F.lit(f"{name}:"))
+
+
+def bucket_id_column(
+    record_key: Column, num_buckets: int, hash_fields: tuple[str, ...] | None, complex_key: bool
+) -> Column:
+    h = F.lit(1).cast("long")
+    for value in _hash_values(record_key, hash_fields, complex_key):
+        h = (h * 31 + java_string_hash(value)) % _TWO_32
+    return (h % (1 << 31)) % num_buckets  # & Integer.MAX_VALUE drops the sign bit
+
+
+def bucket_file_id(bucket: int) -> str:
+    return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
+
+
+def bucket_of_file_id(file_id: str) -> int | None:
+    try:
+        return int(file_id[:8])
+    except ValueError:
+        return None
+
+
+def java_string_hashes(keys: pa.Array) -> np.ndarray:
+    """`String.hashCode` of each key (uint32), vectorised per key length over UTF-16 code units."""
+    values = keys.to_pylist()
+    out = np.zeros(len(values), np.uint32)
+    units = [np.frombuffer(v.encode("utf-16-le"), dtype="<u2") for v in values]
+    lengths = np.array([len(u) for u in units])
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        if length == 0:
+            continue
+        matrix = np.stack([units[i] for i in rows]).astype(np.uint32)
+        h = np.zeros(len(rows), np.uint32)
+        for column in matrix.T:
+            h = h * np.uint32(31) + column
+        out[rows] = h
+    return out
+
+
+def bucket_ids(keys: pa.Array, num_buckets: int) -> np.ndarray:
+    """Bucket of each (simple) record key, as `bucket_id_column` computes it."""
+    with np.errstate(over="ignore"):
+        h = np.uint32(31) + java_string_hashes(keys)
+    return (h & np.uint32(0x7FFFFFFF)).astype(np.int64) % num_buckets
+
+
+# ---- routing records of a pyhudi.write ------------------------------------------------------
+
+
+def existing_buckets(ctx, partitions=None) -> dict[tuple[str, int], tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+    """(partition, bucket) -> (file id, base file name) of the table's latest file slices."""
+    found: dict[tuple[str, int], tuple[str, str | None]] = {}
+    for file_slice in ctx.view().latest_file_slices(partitions=partitions):
+        bucket = bucket_of_file_id(file_slice.file_id)
+        if bucket is not None:
+            base = file_slice.base_file.file_name if file_slice.base_file else None
+            found[(file_slice.partition_path, bucket)] = (file_slice.file_id, base)
+    return found
+
+
+def route_by_bucket(
+    spark,
+    ctx,
+    records,
+    num_buckets: int,
+    hash_fields,
+    complex_key: bool,
+    fid_column: str,
+    base_column: str,
+):  # type: ignore[no-untyped-def]
+    """Add the target file id and base file of every record: its bucket's file group (new if none)."""
+
+    bucketed = records.withColumn(
+        "__pyhudi_bucket",
+        bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key),
+    )
+    pairs = [
+        (row[0], int(row[1]))
+        for row in bucketed.select(PARTITION_PATH, "__pyhudi_bucket").distinct().collect()
+    ]
+    known = existing_buckets(ctx, sorted({p for p, _ in pairs}))
+    rows = []
+    for partition, bucket in pairs:
+        file_id, base = known.get((partition, bucket), (bucket_file_id(bucket), None))
+        rows.append((partition, bucket, file_id, base))
+    table = spark.createDataFrame(
+        rows, "b_partition string, b_bucket long, b_fid string, b_base string"
+    )
+    joined = bucketed.join(
+        F.broadcast(table),
+        (bucketed[PARTITION_PATH] == table["b_partition"])
+        & (bucketed["__pyhudi_bucket"] == table["b_bucket"]),
+    )
+    return (
+        joined.withColumn(fid_column, F.col("b_fid"))
+        .withColumn(base_column, F.col("b_base"))
+        .drop("__pyhudi_bucket", "b_partition", "b_bucket", "b_fid", "b_base")
+    )

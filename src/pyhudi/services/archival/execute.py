@@ -1,0 +1,117 @@
+"""Timeline archival (Hudi 0.14 `HoodieTimelineArchiver`, table version 6): move old instants from
+`.hoodie/` into the next archive log file `.hoodie/archived/.commits_.archive.<N>_1-0-1`.
+
+What is archived is `pyhudi.services.archival.plan`'s business (`plan_archival`).
+
+How (`archive`): every timeline file of the chosen instants (requested, inflight, completed) becomes
+one `HoodieArchivedMetaEntry`, written as a new archive file (never appended, as Hudi does on
+storage without append), one AVRO_DATA_BLOCK per `hoodie.commits.archival.batch` entries. Only
+then are the timeline files deleted: requested, then inflight, then completed files in ascending
+time (HUDI-7207). A crash before the deletes leaves the instants active (archived twice at worst,
+which readers collapse); a crash during them never leaves a pending file whose completed file
+is gone while the pending one remains.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from pyhudi.codec.archived_entry import (
+    ARCHIVE_EXTENSION,
+    ARCHIVE_FILE_ID,
+    archive_file_name,
+    build_entry,
+    encode_archive_log,
+)
+from pyhudi.codec.file_names import (
+    instant_file_name,
+    parse_instant_file,
+    parse_log_file,
+)
+from pyhudi.config.archival import ArchivalConfig
+from pyhudi.exceptions import CommitConflictError
+from pyhudi.model.instant import Action, Instant, State
+from pyhudi.model.results import ArchiveResult
+from pyhudi.services.archival.plan import plan_archival
+from pyhudi.storage import FileStatus
+from pyhudi.table.context import TableContext
+from pyhudi.timeline.archived import archive_files, archive_folder
+from pyhudi.timeline.instant_time import format_instant
+
+log = logging.getLogger(__name__)
+TimelineFile = tuple[Instant, FileStatus]
+
+
+def archive(ctx: TableContext, config: ArchivalConfig) -> ArchiveResult:
+    """Archive what `plan_archival` chooses; see the module docstring for the order of writes."""
+    ctx.config.check_writable(ctx.base_path)
+    ctx.active.reload()
+    instants = plan_archival(ctx, config)
+    if not instants:
+        return ArchiveResult()
+    files = _timeline_files_of(ctx, instants)
+    entries = [_entry(ctx, instant, status) for instant, status in files]
+    path = _next_archive_path(ctx)
+    try:
+        ctx.storage.create_new(path, encode_archive_log(entries, batch_size=config.batch_size))
+    except FileExistsError as err:
+        raise CommitConflictError(
+            f"archive file already exists (concurrent archival?): {path}"
+        ) from err
+    for time in sorted({i.time for i in instants}):
+        ctx.storage.delete_dir(ctx.marker_folder(time))
+    _delete_timeline_files(ctx, files)
+    ctx.active.reload()
+    return ArchiveResult(tuple(instants), path, len(files))
+
+
+def _timeline_files_of(ctx: TableContext, instants: Iterable[Instant]) -> list[TimelineFile]:
+    """Every state file of the instants (Hudi's raw active timeline, grouped by comparable action)."""
+    wanted = {(i.time, i.action.completed_action) for i in instants}
+    files = []
+    for status in ctx.storage.list_dir(ctx.active.timeline_path):
+        instant = None if status.is_dir else parse_instant_file(status.name)
+        if instant is not None and (instant.time, instant.action.completed_action) in wanted:
+            files.append((instant, status))
+    return sorted(files, key=lambda item: item[0].sort_key())
+
+
+def _entry(ctx: TableContext, instant: Instant, status: FileStatus) -> dict[str, object]:
+    source = status.path
+    if instant.is_pending and instant.action in (Action.COMPACTION, Action.LOG_COMPACTION):
+        # CompactionUtils.getCompactionPlan reads the plan from the requested file for both states.
+        requested = Instant(instant.time, instant.action, State.REQUESTED)
+        source = posixpath.join(ctx.active.timeline_path, instant_file_name(requested))
+    content = ctx.storage.read_bytes(source) if ctx.storage.exists(source) else b""
+    return build_entry(instant, content, state_transition_time=_transition_time(ctx, status))
+
+
+def _transition_time(ctx: TableContext, status: FileStatus) -> str | None:
+    """The file's modification time as an instant time, in the table's timeline time zone."""
+    if status.mtime_ns is None:
+        return None
+    seconds = status.mtime_ns / 1e9
+    if ctx.config.timeline_timezone_utc:
+        return format_instant(datetime.fromtimestamp(seconds, tz=timezone.utc))
+    return format_instant(datetime.fromtimestamp(seconds))
+
+
+def _next_archive_path(ctx: TableContext) -> str:
+    """`.commits_.archive.<max version + 1>_1-0-1`: Hudi's rollover on storage without append."""
+    latest = 0
+    for status in archive_files(ctx):
+        parsed = parse_log_file("", status.name)
+        if parsed and parsed.file_id == ARCHIVE_FILE_ID and parsed.extension == ARCHIVE_EXTENSION:
+            latest = max(latest, parsed.version)
+    return posixpath.join(archive_folder(ctx), archive_file_name(latest + 1))
+
+
+def _delete_timeline_files(ctx: TableContext, files: list[TimelineFile]) -> None:
+    """Requested, then inflight, then completed files in ascending time (Hudi's order)."""
+    for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+        for instant, status in files:
+            if instant.state is state:
+                ctx.storage.delete(status.path)

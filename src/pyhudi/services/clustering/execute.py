@@ -1,0 +1,222 @@
+"""Clustering: rewrite groups of small file slices (sorted when asked) as new, larger file groups.
+
+`schedule_clustering` persists a plan as `<t>.replacecommit.requested` (operationType CLUSTER);
+`execute_clustering` moves it to inflight (empty file), reads each group's slices (merged on
+merge-on-read), repartitions them into the planned number of output file groups (range-partitioned
+and sorted by the sort columns if set), writes them with their commit times kept, and completes a
+`replacecommit` whose `partitionToReplaceFileIds` names the input file groups. Readers stop seeing the
+replaced groups at that instant and still see them when time-travelling before it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pyhudi.codec import avro_schemas
+from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
+from pyhudi.codec.service_plans import clustering_group_from_avro, clustering_plan_to_avro
+from pyhudi.config import clustering as clustering_keys
+from pyhudi.config.clustering import ClusteringConfig
+from pyhudi.exceptions import CommitConflictError, PendingServiceError
+from pyhudi.file_group.base_file import WriteTaskSpec
+from pyhudi.file_group.bulk_insert import PartitionBuffer
+from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of, stats_table
+from pyhudi.fs_view.pending import pending_clustering_file_groups, read_requested_plan
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, Instant, InstantTime
+from pyhudi.model.plans import ClusteringGroup
+from pyhudi.model.results import ServiceOutcome
+from pyhudi.reader.dataframe import dataframe_for_plan
+from pyhudi.reader.planner import ReadPlan, split_slices
+from pyhudi.services.clustering.plan import plan_clustering
+from pyhudi.services.common import begin_execution, commit_service, reset_to_requested, service_pool
+from pyhudi.table.context import TableContext
+from pyhudi.table.locks import table_lock
+
+
+def pending_clusterings(ctx: TableContext) -> list[Instant]:
+    ctx.reload()
+    times = set(pending_clustering_file_groups(ctx.active).values())
+    return [i for i in ctx.active.timeline.pending() if i.time in times]
+
+
+def commits_since_last_clustering(ctx: TableContext) -> int:
+    timeline = ctx.active.timeline
+    last = None
+    for instant in timeline.commits().with_actions(Action.REPLACE_COMMIT):
+        if ctx.active.commit_metadata(instant).operation_type is WriteOperationType.CLUSTER:
+            last = instant.time
+    return sum(1 for i in timeline.commits() if last is None or i.time > last)
+
+
+def schedule_clustering(
+    ctx: TableContext, options: Mapping[str, str] | None = None
+) -> Instant | None:
+    ctx.reload()
+    plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
+    if plan is None:
+        return None
+    content = avro_schemas.encode_container(
+        "HoodieRequestedReplaceMetadata", clustering_plan_to_avro(plan, ctx.uri)
+    )
+    return ctx.active.create_requested(ctx.new_instant_time(), Action.REPLACE_COMMIT, content)
+
+
+def execute_clustering(
+    spark: SparkSession,
+    ctx: TableContext,
+    instant: Instant | str,
+    options: Mapping[str, str] | None = None,
+) -> ServiceOutcome:
+    ctx.reload()
+    pending = _pending(ctx, instant)
+    requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
+    groups = [clustering_group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]
+    sort_columns = _sort_columns(requested)
+    run = begin_execution(ctx, pending, options)
+    inflight, cfg, schema, spec = run.inflight, run.cfg, run.schema, run.spec
+    try:
+        with service_pool(spark):
+            rows = [
+                row
+                for g in groups
+                for row in _cluster_group(spark, ctx, spec, g, sort_columns, schema)
+            ]
+        with table_lock(ctx.uri):  # no write commits between the conflict check and this commit
+            _check_conflicts(ctx.reload(), inflight, groups)
+            commit_service(
+                ctx,
+                inflight,
+                WriteOperationType.CLUSTER,
+                _metadata(cfg.table_name, schema, rows, groups),
+            )
+
+    except BaseException:
+        reset_to_requested(ctx, inflight)
+        raise
+    detail = f"{sum(len(g.slices) for g in groups)} file groups into {len(rows)} in {len(groups)} group(s)"
+    return ServiceOutcome("clustering", inflight.time, detail)
+
+
+def _pending(ctx: TableContext, instant: Instant | str) -> Instant:
+    time = instant.time if isinstance(instant, Instant) else InstantTime(instant)
+    for candidate in pending_clusterings(ctx):
+        if candidate.time == time:
+            return candidate
+    raise PendingServiceError(f"no pending clustering {time} in {ctx.uri}")
+
+
+def _sort_columns(plan: Mapping) -> tuple[str, ...]:
+    params = (plan.get("strategy") or {}).get("strategyParams") or {}
+    value = params.get(clustering_keys.SORT_COLUMNS.key) or ""
+    return tuple(c.strip() for c in value.split(",") if c.strip())
+
+
+def _group_frame(
+    spark: SparkSession, ctx: TableContext, group: ClusteringGroup, schema: pa.Schema, as_of: str
+) -> DataFrame:
+    visible = ctx.active.timeline.commits().up_to(as_of)
+    sources = ctx.bootstrap_sources()
+    slices = [_with_source(s, sources) for s in group.slices]
+    base_only, with_logs, stitched = split_slices(slices)
+    plan = ReadPlan(
+        base_uri=ctx.uri,
+        query_type="snapshot",
+        data_schema=schema,
+        base_only=base_only,
+        with_logs=with_logs,
+        stitched=stitched,
+        visible_instants=frozenset(visible.times()),
+        as_of=visible.last.time if visible.last else None,
+        timeline_start=ctx.active.timeline.first.time if ctx.active.timeline.first else None,
+    )
+    return dataframe_for_plan(spark, ctx, plan)
+
+
+def _with_source(file_slice, sources):  # type: ignore[no-untyped-def]
+    """Attach a bootstrap skeleton's source file (plans name only the skeleton)."""
+    base = file_slice.base_file
+    source = sources.get((file_slice.partition_path, file_slice.file_id))
+    if base is None or source is None or base.instant_time != METADATA_BOOTSTRAP_INSTANT:
+        return file_slice
+    return dataclasses.replace(
+        file_slice, base_file=dataclasses.replace(base, bootstrap_source_path=source)
+    )
+
+
+def _cluster_group(
+    spark: SparkSession,
+    ctx: TableContext,
+    spec: WriteTaskSpec,
+    group: ClusteringGroup,
+    sort_columns: tuple[str, ...],
+    schema: pa.Schema,
+) -> list[dict]:
+    frame = _group_frame(spark, ctx, group, schema, spec.instant_time)
+    count = group.num_output_file_groups
+    if sort_columns:
+        frame = frame.repartitionByRange(count, *sort_columns).sortWithinPartitions(*sort_columns)
+    else:
+        frame = frame.repartition(count)
+    frame = frame.withColumn(PARTITION_PATH, F.lit(group.partition_path))
+    result = frame.mapInArrow(_write_function(spec, group.partition_path), STATS_DDL)
+    return [row.asDict() for row in result.collect()]
+
+
+def _write_function(spec: WriteTaskSpec, partition: str):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pid, token = task_identity()
+        buffer = PartitionBuffer(spec, partition, pid, token, preserve_meta=True)
+        for batch in batches:
+            if batch.num_rows:
+                buffer.add(pa.Table.from_batches([batch]))
+        yield from stats_table(buffer.close()).to_batches()
+
+    return run
+
+
+def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[ClusteringGroup]) -> None:
+    """Writes after the plan to its input file groups would be lost by the replacement: abort."""
+    inputs = {(s.partition_path, s.file_id) for g in groups for s in g.slices}
+    for instant in ctx.active.timeline.commits():
+        if instant.time <= inflight.time:
+            continue
+        for stat in ctx.active.commit_metadata(instant).write_stats():
+            if (stat.partition_path or "", stat.file_id) in inputs:
+                raise CommitConflictError(
+                    f"clustering {inflight.time} aborted: commit {instant.time} wrote to its input file group "
+                    f"{stat.file_id}; it will be planned again"
+                )
+
+
+def _metadata(
+    table_name: str, schema: pa.Schema, rows: list[dict], groups: list[ClusteringGroup]
+) -> CommitMetadata:
+    replaced: dict[str, list[str]] = {}
+    for group in groups:
+        for s in group.slices:
+            replaced.setdefault(s.partition_path, []).append(s.file_id)
+    extra = {"schema": arrow_to_avro_json(schema, table_name)}
+    return commit_metadata_of(rows, WriteOperationType.CLUSTER, extra, replaced=replaced)
+
+
+def run_clustering(
+    spark: SparkSession,
+    ctx: TableContext,
+    options: Mapping[str, str] | None = None,
+    *,
+    schedule: bool = True,
+) -> list[ServiceOutcome]:
+    """Execute pending clusterings (oldest first) after scheduling a new one if asked."""
+    if schedule:
+        schedule_clustering(ctx, options)
+    return [
+        execute_clustering(spark, ctx, instant, options) for instant in pending_clusterings(ctx)
+    ]

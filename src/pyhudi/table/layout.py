@@ -1,0 +1,33 @@
+"""Where a table keeps its working files, in one place: the marker folder of an instant and the
+partition metafile (`.hoodie_partition_metadata`, reference §1.9) every partition holds."""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+
+from pyhudi.codec.file_names import PARTITION_METAFILE_PREFIX
+from pyhudi.codec.properties import dump_partition_metadata
+from pyhudi.storage import Storage
+from pyhudi.timeline import META_FOLDER
+
+#: `.hoodie/.temp/<instant>/<partition>/<data file>.marker.<IOType>`.
+TEMP_FOLDER = ".temp"
+#: The text-format partition metafile (pyhudi writes `partition.metafile.use.base.format=false`).
+PARTITION_METAFILE = PARTITION_METAFILE_PREFIX
+
+
+def marker_folder(base_path: str, instant_time: str) -> str:
+    return posixpath.join(base_path, META_FOLDER, TEMP_FOLDER, instant_time)
+
+
+def ensure_partition_metadata(
+    storage: Storage, partition_dir: str, partition: str, instant_time: str
+) -> None:
+    """Write the partition metafile into `partition_dir` unless it is there already."""
+    target = posixpath.join(partition_dir, PARTITION_METAFILE)
+    if storage.exists(target):
+        return
+    depth = len(partition.split("/")) if partition else 0
+    with contextlib.suppress(FileExistsError):  # another task created it first: same content
+        storage.create_new(target, dump_partition_metadata(instant_time, depth))
