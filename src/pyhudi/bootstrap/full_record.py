@@ -14,9 +14,10 @@ import pyarrow as pa
 
 from pyhudi.bootstrap.source import SourceJob
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
-from pyhudi.file_group.base_file import WriteTaskSpec, conform
+from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
 from pyhudi.file_group.stitch import read_source_file, with_partition_columns
 from pyhudi.keygen.arrow import partition_paths, record_keys

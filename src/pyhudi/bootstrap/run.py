@@ -29,8 +29,8 @@ from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.config import bootstrap as bootstrap_keys
 from pyhudi.config import table as table_keys
 from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError
-from pyhudi.file_group.base_file import WriteTaskSpec
 from pyhudi.file_group.identity import local_task
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import BootstrapMode, WriteOperationType

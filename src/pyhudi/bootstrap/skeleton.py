@@ -22,8 +22,9 @@ from pyhudi.codec.schema import (
     PARTITION_PATH,
     RECORD_KEY,
 )
-from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec
+from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
 from pyhudi.file_group.stitch import read_source_file, with_partition_columns
 from pyhudi.keygen.arrow import record_keys

@@ -1,16 +1,12 @@
 """Writing one base parquet file in a task: marker first, meta columns, bloom filter, Hudi footer.
 
-Runs inside Spark tasks (pyarrow only). A `WriteTaskSpec` is the small picklable description a
-task gets: where the table is, the instant, the target Arrow schema and the sizing/bloom settings.
+Runs inside Spark tasks (pyarrow only), described by a `WriteTaskSpec` (`pyhudi.file_group.spec`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pyhudi.codec.bloom import BloomFilter, footer_metadata, new_bloom_filter
-from pyhudi.codec.file_names import base_file_name, marker_name
+from pyhudi.codec.file_names import base_file_name
 from pyhudi.codec.schema import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -28,41 +24,8 @@ from pyhudi.codec.schema import (
     PARTITION_PATH,
     RECORD_KEY,
 )
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import IOType
-from pyhudi.storage import Storage
-from pyhudi.table import layout
-from pyhudi.writer.config import BloomConfig, SizingConfig
-
-
-@dataclass(frozen=True)
-class WriteTaskSpec:
-    storage: Storage
-    base_path: str
-    instant_time: str
-    #: The file schema: the five meta columns, then the data columns (all nullable).
-    file_schema: pa.Schema
-    sizing: SizingConfig
-    bloom: BloomConfig
-    populate_meta_fields: bool = True
-    #: (partition, file id) -> source file of bootstrap skeletons (their rows are stitched on merge).
-    bootstrap_sources: Mapping[tuple[str, str], str] = field(default_factory=dict)
-
-    def partition_dir(self, partition: str) -> str:
-        return posixpath.join(self.base_path, partition) if partition else self.base_path
-
-    def marker_dir(self) -> str:
-        return layout.marker_folder(self.base_path, self.instant_time)
-
-    def create_marker(self, partition: str, data_file_name: str, io_type: IOType) -> None:
-        folder = posixpath.join(self.marker_dir(), partition) if partition else self.marker_dir()
-        path = posixpath.join(folder, marker_name(data_file_name, io_type))
-        with contextlib.suppress(FileExistsError):  # a retried task attempt writing the same name
-            self.storage.create_new(path, b"")
-
-    def ensure_partition_metadata(self, partition: str) -> None:
-        layout.ensure_partition_metadata(
-            self.storage, self.partition_dir(partition), partition, self.instant_time
-        )
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

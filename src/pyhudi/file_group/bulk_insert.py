@@ -13,8 +13,9 @@ from pyhudi.codec.file_names import (
     new_file_id_prefix,
 )
 from pyhudi.codec.schema import PARTITION_PATH
-from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec
+from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
 from pyhudi.model.enums import IOType
 

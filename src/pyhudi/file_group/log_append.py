@@ -23,7 +23,8 @@ from pyhudi.codec.log.block import LogBlock
 from pyhudi.codec.log.delete_content import DeleteRecord
 from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
-from pyhudi.file_group.base_file import WriteTaskSpec, conform
+from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
 
 #: Below this many records fastavro's per-record path is cheaper than the columnar codec's set-up.

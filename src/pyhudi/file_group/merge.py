@@ -16,9 +16,10 @@ from pyhudi.codec.file_names import (
     parse_base_file,
 )
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECORD_KEY
-from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec, conform
+from pyhudi.file_group.base_file import BaseFileWriter, conform
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
 from pyhudi.file_group.stitch import stitch_rows
 from pyhudi.model.enums import IOType

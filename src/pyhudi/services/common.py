@@ -13,7 +13,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from pyhudi.codec.file_names import parse_marker
-from pyhudi.file_group.base_file import WriteTaskSpec
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Instant, State

@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 import posixpath
 
-from pyhudi.codec.file_names import PARTITION_METAFILE_PREFIX
+from pyhudi.codec.file_names import PARTITION_METAFILE_PREFIX, marker_name
 from pyhudi.codec.properties import dump_partition_metadata
+from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
 from pyhudi.timeline import META_FOLDER
 
@@ -31,3 +32,13 @@ def ensure_partition_metadata(
     depth = len(partition.split("/")) if partition else 0
     with contextlib.suppress(FileExistsError):  # another task created it first: same content
         storage.create_new(target, dump_partition_metadata(instant_time, depth))
+
+
+def marker_path(
+    base_path: str, instant_time: str, partition: str, data_file_name: str, io_type: IOType
+) -> str:
+    """`.hoodie/.temp/<instant>/<partition>/<data file>.marker.<IOType>`."""
+    folder = marker_folder(base_path, instant_time)
+    if partition:
+        folder = posixpath.join(folder, partition)
+    return posixpath.join(folder, marker_name(data_file_name, io_type))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pyhudi.file_group.base_file import WriteTaskSpec
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig

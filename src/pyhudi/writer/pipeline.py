@@ -19,7 +19,7 @@ from pyhudi.exceptions import (
     UnsupportedOperationError,
     WriteError,
 )
-from pyhudi.file_group.base_file import WriteTaskSpec
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import commit_metadata_of
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX
 from pyhudi.model.commit import CommitMetadata

@@ -23,9 +23,9 @@ from pyhudi.codec.service_plans import clustering_group_from_avro, clustering_pl
 from pyhudi.config import clustering as clustering_keys
 from pyhudi.config.clustering import ClusteringConfig
 from pyhudi.exceptions import CommitConflictError, PendingServiceError
-from pyhudi.file_group.base_file import WriteTaskSpec
 from pyhudi.file_group.bulk_insert import PartitionBuffer
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of, stats_table
 from pyhudi.fs_view.pending import pending_clustering_file_groups, read_requested_plan
 from pyhudi.model.commit import CommitMetadata

@@ -19,11 +19,12 @@ from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
 from pyhudi.config.compaction import CompactionConfig
 from pyhudi.exceptions import PendingServiceError, UnsupportedOperationError
-from pyhudi.file_group.base_file import BaseFileWriter, WriteTaskSpec
+from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.log_merge import merge_slice_with_stats
 from pyhudi.file_group.slice_reader import read_base
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of, stats_table
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.commit import CommitMetadata

@@ -1,0 +1,49 @@
+"""`WriteTaskSpec`: the small picklable description a write task gets (where the table is, the
+instant, the target Arrow schema, the sizing and bloom settings), with the table-layout steps every
+task takes first: its marker, and the partition metafile."""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from pyhudi.model.enums import IOType
+from pyhudi.storage import Storage
+from pyhudi.table import layout
+from pyhudi.writer.config import BloomConfig, SizingConfig
+
+
+@dataclass(frozen=True)
+class WriteTaskSpec:
+    storage: Storage
+    base_path: str
+    instant_time: str
+    #: The file schema: the five meta columns, then the data columns (all nullable).
+    file_schema: pa.Schema
+    sizing: SizingConfig
+    bloom: BloomConfig
+    populate_meta_fields: bool = True
+    #: (partition, file id) -> source file of bootstrap skeletons (their rows are stitched on merge).
+    bootstrap_sources: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def partition_dir(self, partition: str) -> str:
+        return posixpath.join(self.base_path, partition) if partition else self.base_path
+
+    def marker_dir(self) -> str:
+        return layout.marker_folder(self.base_path, self.instant_time)
+
+    def create_marker(self, partition: str, data_file_name: str, io_type: IOType) -> None:
+        path = layout.marker_path(
+            self.base_path, self.instant_time, partition, data_file_name, io_type
+        )
+        with contextlib.suppress(FileExistsError):  # a retried task attempt writing the same name
+            self.storage.create_new(path, b"")
+
+    def ensure_partition_metadata(self, partition: str) -> None:
+        layout.ensure_partition_metadata(
+            self.storage, self.partition_dir(partition), partition, self.instant_time
+        )
