@@ -49,3 +49,7 @@ class PendingServiceError(HudiError):
 
 class WriteError(HudiError):
     """A write failed while running; the table was rolled back to its state before the write."""
+
+
+class UnsafePathError(HudiError, ValueError):
+    """A path a table operation would create or delete resolves outside the table's root folder."""

@@ -125,7 +125,7 @@ class BaseFileWriter:
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
             sizing = self.spec.sizing
-            self._sink = self.spec.storage.fs.open_output_stream(self.path)
+            self._sink = self.spec.storage.open_output(self.path)
             self._writer = pq.ParquetWriter(
                 self._sink,
                 self.spec.file_schema,

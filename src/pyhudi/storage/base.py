@@ -9,6 +9,7 @@ conditional create, so there it is check-then-put (single writer, as Hudi assume
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import uuid
@@ -16,7 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+
+from pyhudi.storage.guard import check_inside
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class Storage:
     fs: pafs.FileSystem
     scheme: str = "file"
     authority: str = ""
+    #: When set, every create/delete must resolve inside this folder (`pyhudi.storage.guard`).
+    root: str | None = None
 
     @classmethod
     def for_uri(cls, uri: str) -> tuple[Storage, str]:
@@ -51,6 +57,14 @@ class Storage:
         scheme, rest = uri.split("://", 1)
         authority = rest.split("/", 1)[0]
         return cls(fs, scheme, authority), path.rstrip("/")
+
+    def scoped(self, root: str) -> Storage:
+        """This storage, refusing to create or delete anything outside `root`."""
+        return dataclasses.replace(self, root=root)
+
+    def _guard(self, path: str, action: str) -> None:
+        if self.root is not None:
+            check_inside(self.root, path, action=action)
 
     @property
     def is_local(self) -> bool:
@@ -100,10 +114,12 @@ class Storage:
 
     # ---- writes ------------------------------------------------------------------------------
     def mkdirs(self, path: str) -> None:
+        self._guard(path, "create folder")
         self.fs.create_dir(path, recursive=True)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or replace) a file; via a temporary file and rename on local disks."""
+        self._guard(path, "write")
         self.mkdirs(posixpath.dirname(path))
         if not self.is_local:
             with self.fs.open_output_stream(path) as out:
@@ -116,6 +132,7 @@ class Storage:
 
     def create_new(self, path: str, data: bytes = b"") -> None:
         """Create a file that must not exist yet; raises `FileExistsError` if it does."""
+        self._guard(path, "create")
         self.mkdirs(posixpath.dirname(path))
         if not self.is_local:
             if self.exists(path):
@@ -133,6 +150,7 @@ class Storage:
 
     def delete(self, path: str) -> bool:
         """Delete a file; False when it was already gone."""
+        self._guard(path, "delete")
         try:
             self.fs.delete_file(path)
         except FileNotFoundError:
@@ -144,10 +162,18 @@ class Storage:
         return True
 
     def delete_dir(self, path: str) -> None:
+        self._guard(path, "delete folder")
         if self.exists(path):
             self.fs.delete_dir(path)
 
+    def open_output(self, path: str) -> pa.NativeFile:
+        """A new output stream (the caller writes and closes it)."""
+        self._guard(path, "write")
+        return self.fs.open_output_stream(path)
+
     def rename(self, src: str, dst: str) -> None:
+        self._guard(src, "move")
+        self._guard(dst, "move into")
         self.fs.move(src, dst)
 
 

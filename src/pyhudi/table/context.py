@@ -50,6 +50,7 @@ class TableContext:
 
     @classmethod
     def open_at(cls, storage: Storage, base_path: str) -> TableContext:
+        storage = storage.scoped(base_path)  # nothing is created or deleted outside the table
         config = TableConfig(_read_properties(storage, base_path))
         config.check_readable(base_path)
         active = ActiveTimeline.load(storage, base_path, config.timeline_layout_version)
@@ -67,6 +68,7 @@ class TableContext:
     def create(cls, uri: str, props: Mapping[str, str]) -> TableContext:
         """Initialise `.hoodie/` and write `hoodie.properties` (with its checksum)."""
         storage, base_path = Storage.for_uri(uri)
+        storage = storage.scoped(base_path)
         meta = posixpath.join(base_path, META_FOLDER)
         if storage.exists(posixpath.join(meta, PROPERTIES_FILE)):
             raise TableExistsError(f"a Hudi table already exists at {uri}")
