@@ -21,6 +21,7 @@ from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
 from pyhudi.file_group.stitch import read_source_file, with_partition_columns
 from pyhudi.keygen.arrow import partition_paths, record_keys
+from pyhudi.keygen.arrow_check import check_arrow_partition_values
 from pyhudi.keygen.spec import KeyGenSpec
 from pyhudi.storage import Storage
 
@@ -43,6 +44,7 @@ def full_record_function(
                 table = read_source_file(storage, job.source_path, file_format)
                 table = with_partition_columns(table, job.hive_values, partition_columns)
                 keys, partitions = record_keys(table, keygen), partition_paths(table, keygen)
+                check_arrow_partition_values(table, keys, keygen)
                 rows = conform(table, data_schema)
                 rows = rows.append_column(RECORD_KEY, keys).append_column(
                     PARTITION_PATH, partitions

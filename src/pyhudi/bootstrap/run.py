@@ -20,6 +20,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pyhudi.bootstrap.checks import check_source
 from pyhudi.bootstrap.full_record import full_record_function
 from pyhudi.bootstrap.selector import select_modes
 from pyhudi.bootstrap.skeleton import SKELETON_SCHEMA, skeleton_function
@@ -72,10 +73,11 @@ def bootstrap(
         existing.config if existing else None,
     )
     _check_keys(source, cfg)
-    ctx = existing or _create(target, cfg, source)
     metadata_parts = [
         p for p in source.partitions if modes[p.relative_path] is BootstrapMode.METADATA_ONLY
     ]
+    check_source(source, metadata_parts, translate)
+    ctx = existing or _create(target, cfg, source)
     full_parts = [
         p for p in source.partitions if modes[p.relative_path] is BootstrapMode.FULL_RECORD
     ]

@@ -27,6 +27,7 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.locks import table_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.partition_check import check_partition_values
 from pyhudi.writer.pipeline import commit_prepared
 from pyhudi.writer.prepare import prepare_records
 
@@ -77,6 +78,7 @@ def write(
 
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
+    check_partition_values(records, cfg.keygen)  # before the table or the instant is created
     with table_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1])):
         ctx, result = commit_prepared(records, path, cfg, data_schema, existing)
         return run_inline_services(records.sparkSession, ctx, cfg, result)

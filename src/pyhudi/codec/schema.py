@@ -24,6 +24,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from pyhudi.codec.avro_names import sanitize_name
+
 META_FIELDS = (
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -38,8 +40,9 @@ META_ARROW_FIELDS = tuple(pa.field(name, pa.string()) for name in META_FIELDS)
 
 
 def record_name(table_name: str) -> tuple[str, str]:
-    """(record name, namespace) of a table's Avro schema."""
-    return f"{table_name}_record", f"hoodie.{table_name}"
+    """(record name, namespace) of a table's Avro schema; the name sanitized as Hudi does."""
+    name = sanitize_name(table_name)
+    return f"{name}_record", f"hoodie.{name}"
 
 
 def decimal_fixed_size(precision: int) -> int:

@@ -1,6 +1,17 @@
 """Typed option registry: Hudi's own keys, defaults and docs (layer 1)."""
 
-from pyhudi.config import archival, clean, clustering, compaction, index, keygen, read, table, write
+from pyhudi.config import (
+    archival,
+    clean,
+    clustering,
+    compaction,
+    index,
+    keygen,
+    read,
+    sanitize,
+    table,
+    write,
+)
 from pyhudi.config.options import REGISTRY, ConfigOption, all_options
 
 __all__ = [
@@ -14,6 +25,7 @@ __all__ = [
     "index",
     "keygen",
     "read",
+    "sanitize",
     "table",
     "write",
 ]

@@ -50,6 +50,11 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     return column
 
 
+def column_values(table: pa.Table, name: str) -> pa.Array:
+    """The values of a (possibly nested, `a.b`) field; `SchemaMismatchError` when missing."""
+    return _column(table, name)
+
+
 def _as_string(column: pa.Array) -> pa.Array:
     if pa.types.is_timestamp(column.type):
         return pc.cast(
@@ -86,8 +91,13 @@ def record_keys(table: pa.Table, spec: KeyGenSpec) -> pa.Array:
 def partition_paths(table: pa.Table, spec: KeyGenSpec) -> pa.Array:
     if not spec.partition_fields:
         return pa.repeat("", table.num_rows).cast(pa.string())
-    segments = [_segment(table, name, kind, spec) for name, kind in spec.partition_fields]
+    segments = [column for _, column in partition_segments(table, spec)]
     return segments[0] if len(segments) == 1 else pc.binary_join_element_wise(*segments, "/")
+
+
+def partition_segments(table: pa.Table, spec: KeyGenSpec) -> list[tuple[str, pa.Array]]:
+    """(field, its part of the partition path) per partition field, in path order."""
+    return [(name, _segment(table, name, kind, spec)) for name, kind in spec.partition_fields]
 
 
 def _segment(table: pa.Table, name: str, kind: PartitionFieldType, spec: KeyGenSpec) -> pa.Array:
@@ -140,4 +150,10 @@ def _strftime(pattern: str) -> str:
     return out
 
 
-__all__ = ["escape_path_value", "partition_paths", "record_keys"]
+__all__ = [
+    "column_values",
+    "escape_path_value",
+    "partition_paths",
+    "partition_segments",
+    "record_keys",
+]

@@ -29,7 +29,7 @@ KEY_ERROR_PREFIX = "pyhudi-invalid-record:"
 # Hive's `FileUtils.escapePathName` set, in the order applied ('%' first).
 ESCAPED_CHARS = [
     "%",
-    *[chr(c) for c in range(1, 0x20)],
+    *[chr(c) for c in range(0, 0x20)],  # PartitionPathEncodeUtils escapes U+0000 too
     '"',
     "#",
     "'",
@@ -95,8 +95,13 @@ def record_key_column(df: DataFrame, spec: KeyGenSpec) -> Column:
 def partition_path_column(df: DataFrame, spec: KeyGenSpec) -> Column:
     if not spec.partition_fields:
         return F.lit("")
-    segments = [_segment(df, name, kind, spec) for name, kind in spec.partition_fields]
+    segments = [column for _, column in partition_segments(df, spec)]
     return segments[0] if len(segments) == 1 else F.concat_ws("/", *segments)
+
+
+def partition_segments(df: DataFrame, spec: KeyGenSpec) -> list[tuple[str, Column]]:
+    """(field, its part of the partition path) per partition field, in path order."""
+    return [(name, _segment(df, name, kind, spec)) for name, kind in spec.partition_fields]
 
 
 def _segment(df: DataFrame, name: str, kind: PartitionFieldType, spec: KeyGenSpec) -> Column:
@@ -140,6 +145,7 @@ __all__ = [
     "escape_path",
     "escape_path_value",
     "partition_path_column",
+    "partition_segments",
     "record_key_column",
     "with_key_columns",
 ]

@@ -21,10 +21,12 @@ from pyhudi.file_group.control_columns import DELETE
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.log_append import LogSpec
 from pyhudi.keygen.arrow import partition_paths, record_keys
+from pyhudi.keygen.arrow_check import check_arrow_partition_values
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark.bucket_writer import BucketPlan, claims_folder, write_buckets
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
+from pyhudi.writer.column_names import conformed_schema, sanitize_mask, sanitized_batch
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.job import Outcome
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
@@ -87,6 +89,8 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             existing.config.check_writable(path)
         cfg = resolve_write_config(options, existing.config if existing else None)
         check_data_source_operation(cfg)
+        schema = conformed_schema(schema, cfg.options)  # Avro-valid names before a table exists
+        self.mask, self.created = sanitize_mask(cfg.options), existing is None
         incoming = arrow_data_schema(
             StructType(
                 [f.__class__(f.name, normalize_spark_type(f.dataType), True) for f in schema]
@@ -146,12 +150,14 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         )
         if self.cfg.operation is WriteOperationType.DELETE:
             deleted = pa.repeat(True, table.num_rows)
+        table = sanitized_batch(table, self.mask)
         if not keep_deletes:
             table = table.filter(pc.invert(deleted))
         keys, partitions = (
             record_keys(table, self.cfg.keygen),
             partition_paths(table, self.cfg.keygen),
         )
+        check_arrow_partition_values(table, keys, self.cfg.keygen)  # before this task writes
         data = (
             conform(table, self.data_schema)
             if self.cfg.reconcile_schema or self.cfg.operation is WriteOperationType.DELETE
@@ -187,9 +193,11 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         if self.bootstrapped:
             return
 
-        self.transaction.ctx.reload()
+        ctx = self.transaction.ctx.reload()
         self.transaction.abort()
-        self.transaction.ctx.storage.delete_dir(claims_folder(self.spec))
+        ctx.storage.delete_dir(claims_folder(self.spec))
+        if self.created and not ctx.reload().active.timeline:
+            ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: leave no table
 
 
 def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # type: ignore[no-untyped-def]

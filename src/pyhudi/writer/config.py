@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pyhudi.codec.avro_names import check_table_name
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import table as table_keys
@@ -139,6 +140,8 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
     table_name = write_keys.TABLE_NAME.get(o) or (table.name if table else None)
     if not table_name:
         raise ConfigError(f"{write_keys.TABLE_NAME.key} is required to create a table")
+    if table is None:
+        check_table_name(table_name)  # before a table with a path-like name is created
     if write_keys.DROP_PARTITION_COLUMNS.get(o):
         raise UnsupportedOperationError(
             f"{write_keys.DROP_PARTITION_COLUMNS.key}=true is not supported (hudi-rs and other readers refuse it)"

@@ -12,6 +12,7 @@ from pyhudi.file_group.control_columns import DELETE
 from pyhudi.keygen.spark import field_type, with_key_columns
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
+from pyhudi.writer.column_names import conform_column_names
 from pyhudi.writer.config import WriteConfig
 
 
@@ -53,7 +54,7 @@ def prepare_records(
     df: DataFrame, cfg: WriteConfig, table_schema: pa.Schema | None
 ) -> tuple[DataFrame, pa.Schema]:
     """Normalise, reconcile with the table schema, add keys and the delete flag."""
-    normalized = wschema.normalize(df)
+    normalized = wschema.normalize(conform_column_names(df, cfg.options))
     check_required_fields(normalized, cfg)
     if cfg.operation is WriteOperationType.DELETE:
         data_schema = (

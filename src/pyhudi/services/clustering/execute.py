@@ -35,6 +35,7 @@ from pyhudi.model.plans import ClusteringGroup
 from pyhudi.model.results import ServiceOutcome
 from pyhudi.reader.dataframe import dataframe_for_plan
 from pyhudi.reader.planner import ReadPlan, split_slices
+from pyhudi.services.checks import check_plan_partitions
 from pyhudi.services.clustering.plan import plan_clustering
 from pyhudi.services.common import begin_execution, commit_service, reset_to_requested, service_pool
 from pyhudi.table.context import TableContext
@@ -80,6 +81,7 @@ def execute_clustering(
     requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
     groups = [clustering_group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]
     sort_columns = _sort_columns(requested)
+    check_plan_partitions((g.partition_path for g in groups), pending, "clustering")
     run = begin_execution(ctx, pending, options)
     inflight, cfg, schema, spec = run.inflight, run.cfg, run.schema, run.spec
     try:

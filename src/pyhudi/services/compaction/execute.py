@@ -35,6 +35,7 @@ from pyhudi.model.plans import CompactionPlan
 from pyhudi.model.results import ServiceOutcome
 from pyhudi.reader.merge_options import merge_settings
 from pyhudi.reader.planner import plan_read
+from pyhudi.services.checks import check_plan_partitions
 from pyhudi.services.common import begin_execution, commit_service, reset_to_requested, service_pool
 from pyhudi.services.compaction.plan import plan_compaction, should_schedule
 from pyhudi.table.context import TableContext
@@ -94,6 +95,7 @@ def execute_compaction(
     ctx.reload()
     pending = _pending(ctx, instant)
     plan = read_plan(ctx, pending)
+    check_plan_partitions((o.partition_path for o in plan.operations), pending, "compaction")
     run = begin_execution(ctx, pending, options)
     inflight, cfg, schema, spec = run.inflight, run.cfg, run.schema, run.spec
     try:
