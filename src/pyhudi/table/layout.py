@@ -10,6 +10,7 @@ from pyhudi.codec.file_names import PARTITION_METAFILE_PREFIX, marker_name
 from pyhudi.codec.properties import dump_partition_metadata
 from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
+from pyhudi.storage.guard import check_inside
 from pyhudi.timeline import META_FOLDER
 
 #: `.hoodie/.temp/<instant>/<partition>/<data file>.marker.<IOType>`.
@@ -37,8 +38,10 @@ def ensure_partition_metadata(
 def marker_path(
     base_path: str, instant_time: str, partition: str, data_file_name: str, io_type: IOType
 ) -> str:
-    """`.hoodie/.temp/<instant>/<partition>/<data file>.marker.<IOType>`."""
-    folder = marker_folder(base_path, instant_time)
-    if partition:
-        folder = posixpath.join(folder, partition)
-    return posixpath.join(folder, marker_name(data_file_name, io_type))
+    """`.hoodie/.temp/<instant>/<partition>/<data file>.marker.<IOType>`; `UnsafePathError` when
+    the partition would take it out of the instant's marker folder."""
+    root = marker_folder(base_path, instant_time)
+    folder = posixpath.join(root, partition) if partition else root
+    path = posixpath.join(folder, marker_name(data_file_name, io_type))
+    check_inside(root, path, action="create marker")  # always under .hoodie/.temp/<instant>/
+    return path
