@@ -242,3 +242,62 @@ def test_random_partition_values_through_pyhudi_write(spark, value, key, urlenco
         assert (
             dict(zip(theirs.column("id").to_pylist(), theirs.column("p").to_pylist()))[key] == value
         )
+
+
+def _bootstrap_options(source: str, selector: str, **extra: str) -> dict[str, str]:
+    return {
+        "hoodie.table.name": "bt",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.operation": "bootstrap",
+        "hoodie.bootstrap.base.path": source,
+        "hoodie.bootstrap.mode.selector": (
+            f"org.apache.hudi.client.bootstrap.selector.{selector}BootstrapModeSelector"
+        ),
+        **extra,
+    }
+
+
+def test_bootstrap_rejects_invalid_source_columns_before_creating_the_table(spark, tmp_path):
+    source, target = str(tmp_path / "src"), tmp_path / "hudi"
+    frame = df_of(spark, trips(0, 4)).withColumnRenamed("fare", "fare amount")
+    frame.write.partitionBy("city").parquet(source)
+    with pytest.raises(SchemaMismatchError, match="'fare amount'"):
+        pyhudi.write(
+            spark.createDataFrame([], "x int"),
+            str(target),
+            _bootstrap_options(source, "MetadataOnly"),
+        )
+    assert not target.exists()
+
+
+def test_bootstrap_rejects_folders_that_decode_to_hostile_partition_paths(spark, tmp_path):
+    source, target = str(tmp_path / "src"), tmp_path / "hudi"
+    df_of(spark, trips(0, 4, city="line\nbreak")).write.partitionBy("city").parquet(source)
+    assert os.listdir(source).count("city=line%0Abreak") == 1  # Spark escapes the folder name
+    translator = (
+        "org.apache.hudi.client.bootstrap.translator.DecodedBootstrapPartitionPathTranslator"
+    )
+    options = _bootstrap_options(
+        source, "MetadataOnly", **{"hoodie.bootstrap.partitionpath.translator.class": translator}
+    )
+    with pytest.raises(InvalidRecordError, match=r"city=line%0Abreak.*U\+000A"):
+        pyhudi.write(spark.createDataFrame([], "x int"), str(target), options)
+    assert not target.exists()
+    pyhudi.write(  # the identity translator keeps the escaped folder name: a valid path
+        spark.createDataFrame([], "x int"), str(target), _bootstrap_options(source, "MetadataOnly")
+    )
+    assert len(hudi_rs_table(str(target))) == 4
+
+
+def test_full_record_bootstrap_checks_partition_values_from_the_key_generator(spark, tmp_path):
+    source, target = str(tmp_path / "src"), tmp_path / "hudi"
+    df_of(spark, trips(0, 4, city="../../escape")).write.parquet(source)  # not partitioned
+    options = _bootstrap_options(
+        source, "FullRecord", **{"hoodie.datasource.write.hive_style_partitioning": "false"}
+    )
+    around = tree_bytes(tmp_path)
+    with pytest.raises(Exception, match="partition path field 'city'"):
+        pyhudi.write(spark.createDataFrame([], "x int"), str(target), options)
+    assert files_outside(tmp_path, target) == set(around)
