@@ -23,6 +23,10 @@ class UnsupportedVersionError(HudiError):
     """The table version (or log/plan version) is one pyhudi cannot read or write."""
 
 
+class MissingDependencyError(HudiError, ImportError):
+    """An optional package a table needs is not installed (the message names the pip extra)."""
+
+
 class CorruptFileError(HudiError):
     """A file of the table cannot be decoded (timeline file, log block, properties, ...)."""
 

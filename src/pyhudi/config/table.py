@@ -21,8 +21,8 @@ TIMELINE_LAYOUT_VERSION = integer(
 BASE_FILE_FORMAT = choice(
     "hoodie.table.base.file.format",
     "PARQUET",
-    ("PARQUET", "ORC", "HFILE"),
-    "Base file format.",
+    ("PARQUET", "ORC", "HFILE", "LANCE"),
+    "Base file format (LANCE: Hudi 1.1, read-only in pyhudi, needs `pyhudi[lance]`).",
     "hoodie.table.ro.file.format",
 )
 LOG_FILE_FORMAT = string(

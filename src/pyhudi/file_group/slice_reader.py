@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from pyhudi.codec.schema import COMMIT_TIME
 from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.log_merge import merge_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.file_group.stitch import stitch_bootstrap_rows
@@ -20,8 +20,7 @@ from pyhudi.file_group.stitch import stitch_bootstrap_rows
 def read_base(task: SliceTask) -> pa.Table | None:
     if task.base_file is None:
         return None
-    with task.storage.open_input(task.path(task.base_file)) as handle:
-        table = pq.read_table(handle)
+    table = read_base_file(task.storage, task.path(task.base_file))
     if task.bootstrap_source is not None:
         table = stitch_bootstrap_rows(task, table)
     return conform(table, task.file_schema)

@@ -103,6 +103,8 @@ class BaseFileFormat(str, Enum):
     PARQUET = "PARQUET"
     ORC = "ORC"
     HFILE = "HFILE"
+    #: Hudi 1.1 (table version 9): Lance columnar files, read with the optional `pylance` package.
+    LANCE = "LANCE"
 
     @property
     def extension(self) -> str:

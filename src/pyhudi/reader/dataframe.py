@@ -16,6 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
 from pyhudi.file_group.slice_reader import read_slice_batches
+from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
 from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.planner import ReadPlan, plan_read
@@ -48,8 +49,10 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
     schema = spark_schema(plan)
     parts = []
     if plan.base_only:
-        uris = [ctx.storage.uri(ctx.path(s.base_file.relative_path)) for s in plan.base_only]  # type: ignore[union-attr]
-        parts.append(spark.read.schema(schema).parquet(*uris))
+        paths = [ctx.path(s.base_file.relative_path) for s in plan.base_only]  # type: ignore[union-attr]
+        parts.append(
+            base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
+        )
     if plan.with_logs:
         parts.append(read_log_slices(spark, ctx, plan, schema))
     if plan.stitched:

@@ -26,6 +26,7 @@ from pyhudi.file_group.log_scan import DELETED, NATURAL
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
 from pyhudi.keygen.spec import table_keygen_spec
+from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
@@ -70,10 +71,10 @@ def read_log_slices(
     tasks = slice_tasks(ctx, plan, plan.with_logs)
     winners = log_winners(spark, tasks, schema)
     live = winners.filter(~F.col(DELETED)).drop(DELETED, NATURAL)
-    uris = [ctx.storage.uri(ctx.path(t.base_file)) for t in tasks if t.base_file]
-    if not uris:
+    paths = [ctx.path(t.base_file) for t in tasks if t.base_file]
+    if not paths:
         return live
-    base = spark.read.schema(schema).parquet(*uris)
+    base = base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
     if not ctx.config.populate_meta_fields:  # keys are not stored: compute them as the writer did
         keygen = table_keygen_spec(ctx.config)
         base = with_key_columns(base, keygen, RECORD_KEY, PARTITION_PATH)

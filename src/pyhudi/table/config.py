@@ -10,7 +10,7 @@ from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.model.enums import BaseFileFormat, TableType
 
 WRITABLE_VERSIONS = (6,)
-READABLE_VERSIONS = (6, 8)
+READABLE_VERSIONS = (6, 8, 9)
 
 
 @dataclass(frozen=True)
