@@ -20,6 +20,13 @@ COW = [
     "cow__v8_nonpartitioned",
     "cow__v8_simplekeygen_hivestyle_no_metafields",
     "cow__v8_simplekeygen_nonhivestyle",
+    "cow__v9_lance_txns_simple",
+    "cow__v9_txns_complex_meta",
+    "cow__v9_txns_complex_nometa",
+    "cow__v9_txns_nonpart_meta",
+    "cow__v9_txns_nonpart_nometa",
+    "cow__v9_txns_simple_meta",
+    "cow__v9_txns_simple_nometa",
 ]
 
 

@@ -169,10 +169,13 @@ def _delete_table(
         RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
         PARTITION_PATH: pa.array([r.partition_path for r in records], pa.string()),
     }
-    if ordering_field and ordering_field in file_schema.names:
-        values = [None if r.is_natural_order else r.ordering_value for r in records]
+    fields = [f.strip() for f in (ordering_field or "").split(",") if f.strip()]
+    for index, name in enumerate(fields):
+        if name not in file_schema.names:
+            continue
+        values = [None if r.is_natural_order else _nth(r.ordering_value, index) for r in records]
         with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            columns[ordering_field] = pa.array(values).cast(file_schema.field(ordering_field).type)
+            columns[name] = pa.array(values).cast(file_schema.field(name).type)
     table = conform(pa.table(columns) if records else pa.table({}), file_schema)
     natural = pa.array(
         [r.is_natural_order or r.ordering_value is None for r in records], pa.bool_()
@@ -180,3 +183,10 @@ def _delete_table(
     return table.append_column(DELETED, pa.repeat(True, table.num_rows)).append_column(
         NATURAL, natural
     )
+
+
+def _nth(value: object, index: int) -> object:
+    """Field `index` of a delete's ordering value (a list when there are several ordering fields)."""
+    if isinstance(value, list | tuple):
+        return value[index] if index < len(value) else None
+    return value if index == 0 else None

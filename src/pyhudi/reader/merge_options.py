@@ -1,4 +1,4 @@
-"""How a read merges log records: payload semantics from the table config and read options."""
+"""How a read merges log records: the table's merge mode and ordering fields, and read options."""
 
 from __future__ import annotations
 
@@ -7,19 +7,16 @@ from collections.abc import Mapping
 from pyhudi.config import read as read_keys
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.table.context import TableContext
-from pyhudi.table.payload import MergeMode, merge_mode_of
+from pyhudi.table.merge_config import resolve_merge_config
 
 
 def merge_settings(
     ctx: TableContext, plan: ReadPlan, options: Mapping[str, str] | None = None
 ) -> tuple[str, str | None, bool]:
-    """(merge mode, ordering field, skip merge) for a table read."""
-    try:
-        mode = merge_mode_of(ctx.config.payload_class)
-    except Exception:
-        mode = MergeMode.COMMIT_TIME_ORDERING
-    merge_mode = ctx.config.get("hoodie.record.merge.mode")
-    if merge_mode in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
-        mode = MergeMode(merge_mode)
+    """(merge mode, ordering fields comma-separated, skip merge) for a table read.
+
+    A merge mode pyhudi does not implement (CUSTOM, partial updates) raises `ConfigError`.
+    """
+    merge = resolve_merge_config(ctx.config, ctx.base_path)
     skip = read_keys.MERGE_TYPE.get(options or {}) == "skip_merge"
-    return mode.value, ctx.config.precombine_field, skip
+    return merge.mode.value, ",".join(merge.ordering_fields) or None, skip

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
-from pyhudi.file_group.log_merge import slice_winners
+from pyhudi.file_group.log_merge import ordering_columns, slice_winners
 from pyhudi.file_group.log_scan import DELETED, NATURAL
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
@@ -80,21 +80,24 @@ def read_log_slices(
         base = with_key_columns(base, keygen, RECORD_KEY, PARTITION_PATH)
     if tasks[0].skip_merge:
         return base.unionByName(live)
-    mode, ordering = MergeMode(tasks[0].merge_mode), tasks[0].ordering_field
-    if mode is MergeMode.EVENT_TIME_ORDERING and ordering and ordering in schema.fieldNames():
+    mode, ordering = MergeMode(tasks[0].merge_mode), ordering_columns(tasks[0].ordering_field)
+    if mode is MergeMode.EVENT_TIME_ORDERING and ordering and set(ordering) <= set(schema.names):
         return _event_time(base, winners, ordering).select(*schema.fieldNames())
     kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
     return kept.select(*schema.fieldNames()).unionByName(live)
 
 
-def _event_time(base: DataFrame, winners: DataFrame, ordering: str) -> DataFrame:
+def _event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -> DataFrame:
+    mine = [F.col(f"__b_ord{i}") for i in range(len(ordering))]
+    theirs_cols = [F.col(f"__w_ord{i}") for i in range(len(ordering))]
     theirs = winners.select(
-        *MATCH, F.col(ordering).alias("__w_ord"), F.col(NATURAL).alias("__w_nat")
+        *MATCH,
+        *(F.col(f).alias(f"__w_ord{i}") for i, f in enumerate(ordering)),
+        F.col(NATURAL).alias("__w_nat"),
     )
-    pairs = base.select(*MATCH, F.col(ordering).alias("__b_ord")).join(
-        F.broadcast(theirs), on=MATCH
-    )
-    base_wins = (F.col("__b_ord") > F.col("__w_ord")) & ~F.col("__w_nat")
+    pairs = base.select(*MATCH, *(F.col(f).alias(f"__b_ord{i}") for i, f in enumerate(ordering)))
+    pairs = pairs.join(F.broadcast(theirs), on=MATCH)
+    base_wins = _tuple_greater(mine, theirs_cols) & ~F.col("__w_nat")
     base_kept_keys = pairs.filter(base_wins).select(*MATCH)
     log_kept_keys = pairs.filter(~base_wins).select(*MATCH)
     kept_base = base.join(F.broadcast(log_kept_keys), on=MATCH, how="left_anti")
@@ -103,3 +106,11 @@ def _event_time(base: DataFrame, winners: DataFrame, ordering: str) -> DataFrame
     )
     columns = list(base.columns)
     return kept_base.select(*columns).unionByName(live.select(*columns))
+
+
+def _tuple_greater(left: list[Column], right: list[Column]) -> Column:
+    """`tuple(left) > tuple(right)`, lexicographic (several ordering fields, table version 9)."""
+    result = left[-1] > right[-1]
+    for mine, theirs in zip(reversed(left[:-1]), reversed(right[:-1])):
+        result = (mine > theirs) | ((mine == theirs) & result)
+    return result

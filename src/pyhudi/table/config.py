@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from pyhudi.config import merge as mkeys
 from pyhudi.config import table as keys
 from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.model.enums import BaseFileFormat, TableType
@@ -68,17 +69,21 @@ class TableConfig:
         return _fields(keys.PARTITION_FIELDS.get(self.props))
 
     @property
-    def precombine_field(self) -> str | None:
-        value = keys.PRECOMBINE_FIELD.get(self.props) or self.props.get(
-            "hoodie.table.ordering.fields"
+    def ordering_fields(self) -> tuple[str, ...]:
+        """Ordering fields: `hoodie.table.ordering.fields` (v9, several allowed), else precombine."""
+        return _fields(
+            mkeys.ORDERING_FIELDS.get(self.props) or keys.PRECOMBINE_FIELD.get(self.props)
         )
-        return value or None
+
+    @property
+    def precombine_field(self) -> str | None:
+        """The ordering fields as written in the table (comma-separated when several)."""
+        return ",".join(self.ordering_fields) or None
 
     @property
     def key_generator_class(self) -> str | None:
-        return keys.KEY_GENERATOR_CLASS.get(self.props) or self.props.get(
-            "hoodie.table.keygenerator.type"
-        )
+        """A class name (`hoodie.table.keygenerator.class`) or, from v8, a type name."""
+        return keys.KEY_GENERATOR_CLASS.get(self.props) or mkeys.KEY_GENERATOR_TYPE.get(self.props)
 
     @property
     def hive_style_partitioning(self) -> bool:
@@ -123,17 +128,47 @@ class TableConfig:
     def check_readable(self, path: str) -> None:
         if self.version not in READABLE_VERSIONS:
             raise UnsupportedVersionError(
-                f"table {path} has hoodie.table.version={self.version}; pyhudi reads versions "
-                f"{', '.join(map(str, READABLE_VERSIONS))} (Hudi 0.14/0.15 and 1.x)"
+                f"table {path} has hoodie.table.version={self.version} (written by "
+                f"{hudi_release(self.version)}); pyhudi reads versions {_supported()}"
             )
 
     def check_writable(self, path: str) -> None:
         self.check_readable(path)
         if self.version not in WRITABLE_VERSIONS:
             raise UnsupportedVersionError(
-                f"table {path} has hoodie.table.version={self.version}; pyhudi writes only version 6 "
-                "(Hudi 0.14/0.15). Reading it works; write it with Hudi 1.x."
+                f"table {path} has hoodie.table.version={self.version} (written by "
+                f"{hudi_release(self.version)}); pyhudi writes only version 6 (Hudi 0.14/0.15). "
+                f"It reads versions {_supported()}; write this table with Hudi "
+                f"{_RELEASES.get(self.version, '1.x').removeprefix('Hudi ')}."
             )
+
+
+#: Table version -> the Hudi releases that write it (Hudi's `HoodieTableVersion`).
+_RELEASES = {
+    0: "Hudi 0.3-0.5",
+    1: "Hudi 0.6-0.8",
+    2: "Hudi 0.9",
+    3: "Hudi 0.10",
+    4: "Hudi 0.11",
+    5: "Hudi 0.12/0.13",
+    6: "Hudi 0.14/0.15",
+    7: "Hudi 0.16",
+    8: "Hudi 1.0",
+    9: "Hudi 1.1",
+}
+
+
+def hudi_release(version: int) -> str:
+    """The Hudi release that writes table `version` (a newer, unknown version says so)."""
+    if version in _RELEASES:
+        return _RELEASES[version]
+    return (
+        "a Hudi release newer than 1.1" if version > 9 else f"an unknown Hudi release ({version})"
+    )
+
+
+def _supported() -> str:
+    return ", ".join(f"{v} ({_RELEASES[v]})" for v in READABLE_VERSIONS)
 
 
 def _fields(value: str | None) -> tuple[str, ...]:

@@ -68,7 +68,10 @@ def test_every_fixture_file_is_exactly_one_kind_or_ignored(hudi_tables):
             assert kinds == {expected}, (table, relative, kinds)
             counts[expected] += 1
     assert counts["base"] >= 60 and counts["log"] >= 60 and counts["instant"] >= 150
-    assert counts["properties"] == len(hudi_tables) + 1  # the v8 metadata table has its own
+    # A table with a metadata table (the v8 one, the v9 `_meta` and Lance ones) has two.
+    with_metadata_table = [n for n in hudi_tables if "v8_trips" in n or n.endswith("_meta")]
+    with_metadata_table += [n for n in hudi_tables if "v9_lance" in n]
+    assert counts["properties"] == len(hudi_tables) + len(with_metadata_table)
 
 
 def test_every_fixture_base_file_name_rebuilds_from_its_parts(hudi_tables):
@@ -86,7 +89,7 @@ def test_every_fixture_base_file_name_rebuilds_from_its_parts(hudi_tables):
             == relative.name
         )
         assert base.relative_path == str(relative) and base.size_bytes == 7
-        assert extension in (".parquet", ".hfile")
+        assert extension in (".parquet", ".hfile", ".lance")
         seen += 1
     assert seen >= 60
 

@@ -171,7 +171,7 @@ def test_table_checksum_matches_every_real_hoodie_properties(hudi_tables):
 def test_every_real_hoodie_properties_parses_with_its_create_schema_intact(hudi_tables):
     for path in real_files(hudi_tables, "hoodie.properties"):
         props = load_properties(path.read_bytes())
-        assert props["hoodie.table.version"] in ("6", "8"), path
+        assert props["hoodie.table.version"] in ("6", "8", "9"), path
         schema = props.get("hoodie.table.create.schema")
         if schema is not None:
             assert schema.startswith('{"type":"record"') and "\\" not in schema, path

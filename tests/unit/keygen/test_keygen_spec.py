@@ -28,6 +28,9 @@ REAL_KINDS = {
     "nonpartitioned": KeyGenKind.NON_PARTITION,
     "empty": KeyGenKind.NON_PARTITION,
     "trips": KeyGenKind.SIMPLE,
+    "txns_complex": KeyGenKind.COMPLEX,
+    "txns_simple": KeyGenKind.SIMPLE,
+    "txns_nonpart": KeyGenKind.NON_PARTITION,
 }
 
 

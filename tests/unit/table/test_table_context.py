@@ -107,10 +107,11 @@ def test_create_without_database_uses_empty_database_in_checksum(tmp_path):
 def test_open_reads_every_real_table(hudi_tables):
     for name, root in hudi_tables.items():
         ctx = TableContext.open(str(root))
-        assert ctx.config.version in (6, 8), name
-        assert ctx.active.layout_version == (2 if ctx.config.version == 8 else 1), name
+        assert ctx.config.version in (6, 8, 9), name
+        assert ctx.active.layout_version == (2 if ctx.config.version >= 8 else 1), name
         assert ctx.config.is_merge_on_read is name.startswith("mor_"), name
-        assert ctx.config.base_file_format is BaseFileFormat.PARQUET
+        expected_format = BaseFileFormat.LANCE if "_lance_" in name else BaseFileFormat.PARQUET
+        assert ctx.config.base_file_format is expected_format, name
 
 
 def test_open_plain_folder_raises_table_not_found(tmp_path):
@@ -155,12 +156,31 @@ def test_open_falls_back_to_the_backup_properties(tmp_path):
     assert TableContext.open(str(tmp_path)).config.name == "trips"
 
 
-def test_v8_table_opens_for_reading_but_refuses_writes(hudi_tables):
-    root = hudi_tables["cow__v8_nonpartitioned"]
+@pytest.mark.parametrize(
+    ("name", "release"),
+    [("cow__v8_nonpartitioned", "Hudi 1.0"), ("cow__v9_txns_nonpart_meta", "Hudi 1.1")],
+)
+def test_v8_and_v9_tables_open_for_reading_but_refuse_writes(hudi_tables, name, release):
+    root = hudi_tables[name]
     ctx = TableContext.open(str(root))
     ctx.config.check_readable(str(root))
-    with pytest.raises(UnsupportedVersionError, match="writes only version 6"):
+    with pytest.raises(UnsupportedVersionError, match="writes only version 6") as caught:
         ctx.config.check_writable(str(root))
+    assert f"(written by {release})" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("version", "release"), [(5, "Hudi 0.12/0.13"), (7, "Hudi 0.16"), (10, "newer than 1.1")]
+)
+def test_unreadable_version_error_names_version_release_and_supported_ones(
+    tmp_path, version, release
+):
+    write_props(tmp_path, table_props(**{"hoodie.table.version": str(version)}))
+    with pytest.raises(UnsupportedVersionError) as caught:
+        TableContext.open(str(tmp_path)).config.check_readable(str(tmp_path))
+    message = str(caught.value)
+    assert f"hoodie.table.version={version}" in message and release in message
+    assert "6 (Hudi 0.14/0.15), 8 (Hudi 1.0), 9 (Hudi 1.1)" in message
 
 
 def test_v6_table_is_writable(hudi_tables):

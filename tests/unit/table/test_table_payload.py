@@ -6,6 +6,7 @@ import pytest
 
 from pyhudi.exceptions import ConfigError
 from pyhudi.table.context import TableContext
+from pyhudi.table.merge_config import resolve_merge_config
 from pyhudi.table.payload import (
     DEFAULT_PAYLOAD,
     EVENT_TIME_PAYLOAD,
@@ -60,10 +61,12 @@ def test_merge_modes_are_hudi_1x_wire_names():
     assert {m.value for m in MergeMode} == {"COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"}
 
 
-def test_every_real_table_payload_class_has_a_merge_mode(hudi_tables):
+def test_every_real_table_resolves_to_the_merge_mode_it_declares(hudi_tables):
     for name, root in hudi_tables.items():
         config = TableContext.open(str(root)).config
-        mode = merge_mode_of(config.payload_class)
+        mode = resolve_merge_config(config, str(root)).mode
         declared = config.get("hoodie.record.merge.mode")
-        if declared is not None:  # table version 8 records the mode as well
+        if declared is not None:  # table versions 8 and 9 record the mode as well
             assert mode.value == declared, name
+        elif config.version == 6:  # v6: the payload class decides
+            assert mode is merge_mode_of(config.payload_class), name

@@ -1,0 +1,137 @@
+"""How a table's records merge, resolved from `hoodie.properties` as Hudi 1.x resolves it.
+
+| table version | merge mode from                                                                  |
+|---------------|----------------------------------------------------------------------------------|
+| 6             | the payload class (`hoodie.compaction.payload.class`; absent: Hudi 0.x's default `OverwriteWithLatestAvroPayload`) |
+| 8             | the merge strategy id, else the payload class, else `hoodie.record.merge.mode`, else "ordering field set?" |
+| 9             | `hoodie.record.merge.mode` (absent: inferred as for 8)                           |
+
+Known payload classes map as in Hudi's `HoodieTableConfig.inferRecordMergeModeFromPayloadClass`:
+`DefaultHoodieRecordPayload`, `EventTimeAvroPayload` -> EVENT_TIME_ORDERING,
+`OverwriteWithLatestAvroPayload` -> COMMIT_TIME_ORDERING, any other class -> CUSTOM. CUSTOM merging,
+partial updates and migrated-payload merge properties are not implemented: reading such a table is a
+`ConfigError` that names the property, never a silent fallback to another merge mode.
+EVENT_TIME_ORDERING without any ordering field orders by commit time, as Hudi does (with a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from pyhudi.config import merge as mkeys
+from pyhudi.config import table as tkeys
+from pyhudi.exceptions import ConfigError
+from pyhudi.table.config import TableConfig
+from pyhudi.table.payload import (
+    DEFAULT_PAYLOAD,
+    EVENT_TIME_PAYLOAD,
+    OVERWRITE_WITH_LATEST,
+    MergeMode,
+)
+
+log = logging.getLogger(__name__)
+
+CUSTOM = "CUSTOM"
+_PAYLOAD_MODES = {
+    DEFAULT_PAYLOAD: MergeMode.EVENT_TIME_ORDERING.value,
+    EVENT_TIME_PAYLOAD: MergeMode.EVENT_TIME_ORDERING.value,
+    OVERWRITE_WITH_LATEST: MergeMode.COMMIT_TIME_ORDERING.value,
+}
+_STRATEGY_MODES = {
+    mkeys.EVENT_TIME_STRATEGY_ID: MergeMode.EVENT_TIME_ORDERING.value,
+    mkeys.COMMIT_TIME_STRATEGY_ID: MergeMode.COMMIT_TIME_ORDERING.value,
+}
+
+
+@dataclass(frozen=True)
+class MergeConfig:
+    """The merge mode and the ordering fields (compared as a tuple) of a table."""
+
+    mode: MergeMode
+    ordering_fields: tuple[str, ...] = ()
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The single ordering field, or None (several fields: see `ordering_fields`)."""
+        return self.ordering_fields[0] if len(self.ordering_fields) == 1 else None
+
+
+def mode_of_payload(payload_class: str | None) -> str | None:
+    if not payload_class or not payload_class.strip():
+        return None
+    return _PAYLOAD_MODES.get(payload_class.strip(), CUSTOM)
+
+
+def mode_of_strategy(strategy_id: str | None) -> str | None:
+    if not strategy_id or not strategy_id.strip():
+        return None
+    return _STRATEGY_MODES.get(strategy_id.strip(), CUSTOM)
+
+
+def resolve_merge_config(config: TableConfig, path: str = "") -> MergeConfig:
+    """The table's merge semantics; a clear `ConfigError` for anything pyhudi does not implement."""
+    _check_no_partial_updates(config, path)
+    ordering = config.ordering_fields
+    mode = _inferred_mode(config, ordering)
+    if mode == CUSTOM:
+        raise ConfigError(
+            f"table {path} merges records with a custom merger ({mkeys.RECORD_MERGE_MODE.key}="
+            f"CUSTOM, payload class {_payload_of(config)!r}, strategy id "
+            f"{mkeys.RECORD_MERGE_STRATEGY_ID.get(config.props)!r}); pyhudi reads "
+            "COMMIT_TIME_ORDERING and EVENT_TIME_ORDERING tables only"
+        )
+    if mode == MergeMode.EVENT_TIME_ORDERING.value and not ordering:
+        log.warning(
+            "table %s: EVENT_TIME_ORDERING without ordering fields orders by commit time", path
+        )
+        return MergeConfig(MergeMode.COMMIT_TIME_ORDERING)
+    return MergeConfig(MergeMode(mode), ordering)
+
+
+def _inferred_mode(config: TableConfig, ordering: tuple[str, ...]) -> str:
+    declared = mkeys.RECORD_MERGE_MODE.get(config.props)
+    if config.version >= 9 and declared is not None:
+        return declared
+    by_payload = mode_of_payload(_payload_of(config))
+    by_strategy = mode_of_strategy(mkeys.RECORD_MERGE_STRATEGY_ID.get(config.props))
+    if config.version < 8:  # v6 persists no merge mode; 0.x strategy ids mean "the Avro merger"
+        by_strategy = None
+    if by_payload is None and by_strategy is None:
+        inferred = declared or (
+            MergeMode.EVENT_TIME_ORDERING.value
+            if ordering
+            else MergeMode.COMMIT_TIME_ORDERING.value
+        )
+    elif config.version >= 8:
+        inferred = by_strategy or by_payload  # type: ignore[assignment]
+    else:
+        inferred = by_payload or by_strategy  # type: ignore[assignment]
+    if declared is not None and declared != inferred:
+        raise ConfigError(
+            f"{mkeys.RECORD_MERGE_MODE.key}={declared} conflicts with the payload class "
+            f"{_payload_of(config)!r} / strategy id {mkeys.RECORD_MERGE_STRATEGY_ID.get(config.props)!r}"
+        )
+    return inferred
+
+
+def _payload_of(config: TableConfig) -> str | None:
+    if tkeys.PAYLOAD_CLASS.is_set(config.props):
+        return tkeys.PAYLOAD_CLASS.get(config.props)
+    if config.version < 8:
+        return tkeys.PAYLOAD_CLASS.default  # what Hudi 0.x wrote with when the table omits it
+    return None
+
+
+def _check_no_partial_updates(config: TableConfig, path: str) -> None:
+    partial = mkeys.PARTIAL_UPDATE_MODE.get(config.props)
+    if partial != "NONE":
+        raise ConfigError(
+            f"table {path} has {mkeys.PARTIAL_UPDATE_MODE.key}={partial}: partial updates are not "
+            "implemented by pyhudi (reads would return wrong values)"
+        )
+    extra = sorted(k for k in config.props if k.startswith(mkeys.RECORD_MERGE_PROPERTY_PREFIX))
+    if extra:
+        raise ConfigError(
+            f"table {path} sets merge properties pyhudi does not implement: {', '.join(extra)}"
+        )
