@@ -82,12 +82,12 @@ def read_log_slices(
         return base.unionByName(live)
     mode, ordering = MergeMode(tasks[0].merge_mode), ordering_columns(tasks[0].ordering_field)
     if mode is MergeMode.EVENT_TIME_ORDERING and ordering and set(ordering) <= set(schema.names):
-        return _event_time(base, winners, ordering).select(*schema.fieldNames())
+        return merge_event_time(base, winners, ordering).select(*schema.fieldNames())
     kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
     return kept.select(*schema.fieldNames()).unionByName(live)
 
 
-def _event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -> DataFrame:
+def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -> DataFrame:
     mine = [F.col(f"__b_ord{i}") for i in range(len(ordering))]
     theirs_cols = [F.col(f"__w_ord{i}") for i in range(len(ordering))]
     theirs = winners.select(
