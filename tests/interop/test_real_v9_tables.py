@@ -8,7 +8,7 @@ import shutil
 import sys
 
 import pytest
-from tests.helpers.oracle import hudi_rs_table, rows
+from tests.helpers.oracle import META, hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.exceptions import MissingDependencyError
@@ -81,3 +81,21 @@ def test_lance_table_without_pylance_is_an_error_naming_the_extra(spark, hudi_ta
     with pytest.raises(MissingDependencyError) as caught:
         pyhudi.read(spark, str(hudi_tables["cow__v9_lance_txns_simple"]))
     assert "pyhudi[lance]" in str(caught.value) and "LANCE" in str(caught.value)
+
+
+def _listing(root) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["cow__v9_txns_simple_nometa", "mor_avro__v9_txns_simple_meta"])
+def test_writing_a_v9_table_is_refused_and_leaves_it_untouched(spark, hudi_tables, tmp_path, name):
+    copy = tmp_path / "v9"
+    shutil.copytree(hudi_tables[name], copy)
+    before = _listing(copy)
+    df = pyhudi.read(spark, str(copy)).drop(*META)
+    with pytest.raises(pyhudi.UnsupportedVersionError) as caught:
+        pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "upsert"})
+    message = str(caught.value)
+    assert "hoodie.table.version=9" in message and "Hudi 1.1" in message
+    assert "writes only version 6" in message
+    assert _listing(copy) == before

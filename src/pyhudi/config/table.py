@@ -14,9 +14,9 @@ DATABASE = string("hoodie.database.name", None, "Database name (checksum input).
 TYPE = choice(
     "hoodie.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"), "Table type."
 )
-VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes 6, reads 6 and 8.")
+VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes 6, reads 6, 8 and 9.")
 TIMELINE_LAYOUT_VERSION = integer(
-    "hoodie.timeline.layout.version", 1, "Timeline layout: 1 for v6, 2 for v8."
+    "hoodie.timeline.layout.version", 1, "Timeline layout: 1 for v6, 2 for v8 and v9."
 )
 BASE_FILE_FORMAT = choice(
     "hoodie.table.base.file.format",

@@ -67,8 +67,10 @@ def kind_of_class(class_name: str) -> KeyGenKind:
     ):
         if simple in _BY_SIMPLE_NAME:
             return _BY_SIMPLE_NAME[simple]
-        if simple.upper() in KeyGenKind.__members__:
-            return KeyGenKind(simple.upper())
+        # Hudi 1.x `KeyGeneratorType` names; SIMPLE_AVRO etc. are the same generators.
+        type_name = simple.upper().removesuffix("_AVRO")
+        if type_name in KeyGenKind.__members__:
+            return KeyGenKind(type_name)
     raise ConfigError(
         f"unknown key generator class {class_name!r}; pyhudi supports "
         + ", ".join(sorted({k.class_name for k in KeyGenKind}))

@@ -73,6 +73,10 @@ def spec(
         ("complex", KeyGenKind.COMPLEX),
         ("NON_PARTITION", KeyGenKind.NON_PARTITION),
         ("TIMESTAMP", KeyGenKind.TIMESTAMP),
+        ("TIMESTAMP_AVRO", KeyGenKind.TIMESTAMP),
+        ("COMPLEX_AVRO", KeyGenKind.COMPLEX),
+        ("NON_PARTITION_AVRO", KeyGenKind.NON_PARTITION),
+        ("CUSTOM_AVRO", KeyGenKind.CUSTOM),
         ("org.apache.hudi.keygen.SimpleKeyGenerator ", KeyGenKind.SIMPLE),
     ],
 )

@@ -98,6 +98,13 @@ def test_v8_table_with_an_empty_history_reads_no_archived_instants(tmp_path):
     assert read_archived_instants(ctx) == []
 
 
+def test_v9_table_keeps_its_lsm_history_under_timeline_history_and_reads_it_empty(tmp_path):
+    root = unzip_table("mor_avro__v9_txns_simple_meta", tmp_path)
+    ctx = TableContext.open(str(root))
+    assert Path(history_folder(ctx)) == root / ".hoodie" / "timeline" / "history"
+    assert read_archived_instants(ctx) == []
+
+
 def test_v8_lsm_history_is_read_from_the_latest_manifest(tmp_path):
     ctx = TableContext.open(str(unzip_table("mor_avro__v8_trips_8i3u1d", tmp_path)))
     history = Path(history_folder(ctx))
