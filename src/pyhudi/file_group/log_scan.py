@@ -26,7 +26,7 @@ from pyhudi.codec.log.delete_content import decode_delete_records
 from pyhudi.codec.log.parquet_content import decode_parquet_block
 from pyhudi.codec.log.reader import LocatedBlock, iter_blocks
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, avro_to_arrow
-from pyhudi.exceptions import CorruptFileError
+from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.log_append import COLUMNAR_MIN_RECORDS
 from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
@@ -79,8 +79,19 @@ def queued_blocks(
                 if block.block_type not in (*_DATA, LogBlockType.DELETE_BLOCK):
                     continue  # HFILE blocks belong to the metadata table
                 if instants.is_committed(instant) and instants.in_range(instant):
+                    check_full_records(block, path)
                     queue.append(block)
     return _final(queue)
+
+
+def check_full_records(block: LocatedBlock, path: str) -> None:
+    """Partial-update blocks (`IS_PARTIAL=true`, table versions 8 and 9) hold only some columns per
+    record; merging them as whole records would null the others, so they are refused."""
+    if block.header.get(HeaderMetadataType.IS_PARTIAL, "").strip().lower() == "true":
+        raise UnsupportedOperationError(
+            f"log file {path} has a partial-update block (instant {block.instant_time}, header "
+            "IS_PARTIAL=true); pyhudi does not read partial updates"
+        )
 
 
 def _final(queue: list[LocatedBlock]) -> list[LocatedBlock]:
