@@ -53,6 +53,18 @@ def test_v9_bounded_incremental_windows_compare_completion_times_like_hudi_rs(
             _same(ours, theirs)
 
 
+@pytest.mark.parametrize("name", ["cow__v9_txns_complex_nometa", "mor_avro__v9_txns_simple_meta"])
+def test_v9_time_travel_to_completion_times_matches_hudi_rs(spark, hudi_tables, name):
+    """`as.of.instant` compares requested times: at an instant's completion time, the instants
+    requested before it are visible (as in hudi-rs)."""
+    path = str(hudi_tables[name])
+    for instant in pyhudi.HudiTable(path).commits():
+        at = instant.completion_time
+        _same(
+            pyhudi.read(spark, path, {"as.of.instant": at}).toArrow(), hudi_rs_table(path, as_of=at)
+        )
+
+
 @pytest.mark.parametrize(
     "completed_file",
     [
