@@ -25,6 +25,11 @@ BASE_FILE_FORMAT = choice(
     "Base file format (LANCE: Hudi 1.1, read-only in pyhudi, needs `pyhudi[lance]`).",
     "hoodie.table.ro.file.format",
 )
+TABLE_FORMAT = string(
+    "hoodie.table.format",
+    "native",
+    "Table format plugin (v9, Hudi 1.1); pyhudi reads `native` only.",
+)
 LOG_FILE_FORMAT = string(
     "hoodie.table.log.file.format", "HOODIE_LOG", "Log file format.", "hoodie.table.rt.file.format"
 )

@@ -131,6 +131,12 @@ class TableConfig:
                 f"table {path} has hoodie.table.version={self.version} (written by "
                 f"{hudi_release(self.version)}); pyhudi reads versions {_supported()}"
             )
+        table_format = keys.TABLE_FORMAT.get(self.props)
+        if table_format.strip().lower() != "native":
+            raise UnsupportedVersionError(
+                f"table {path} has {keys.TABLE_FORMAT.key}={table_format}; pyhudi reads the native "
+                "Hudi table format only"
+            )
 
     def check_writable(self, path: str) -> None:
         self.check_readable(path)

@@ -269,3 +269,10 @@ def test_table_config_defaults_and_derived_values():
     )
     assert (keyed.key_generator_class, keyed.precombine_field) == ("SIMPLE", "ts")
     assert TableConfig({"hoodie.table.partition.fields": " a , b ,"}).partition_fields == ("a", "b")
+
+
+def test_a_non_native_table_format_is_refused_naming_the_property(tmp_path):
+    props = table_props(**{"hoodie.table.version": "9", "hoodie.table.format": "iceberg"})
+    write_props(tmp_path, props)
+    with pytest.raises(UnsupportedVersionError, match=r"hoodie.table.format=iceberg"):
+        TableContext.open(str(tmp_path))
