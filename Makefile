@@ -7,7 +7,7 @@ export PYSPARK_PYTHON   := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP   := 127.0.0.1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install demo test test-fast lint format bench clean check-java
+.PHONY: help install demo demo-cluster test test-fast lint format bench clean check-java
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ check-java:
 
 demo: check-java install ## write, update, time-travel and read a demo table under ./demo-data/
 	$(BIN)/pyhudi demo --path demo-data
+
+demo-cluster: check-java install ## the demo on a local standalone cluster (master + 1-core worker), stopped afterwards
+	$(BIN)/python scripts/demo_cluster.py demo-data
 
 test: check-java install ## run the whole test suite (unit, property, Spark, interop)
 	$(BIN)/python -m pytest -q

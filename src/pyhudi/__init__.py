@@ -5,7 +5,7 @@ result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
 df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 """
 
-from pyhudi.api import HudiTable, read, stream_write, write
+from pyhudi.api import HudiTable, read, register, stream_write, write
 from pyhudi.exceptions import (
     CommitConflictError,
     ConfigError,
@@ -31,6 +31,16 @@ from pyhudi.model.results import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    """`pyhudi.spark` loads on first use, so `import pyhudi` does not import pyspark."""
+    if name == "spark":
+        import importlib
+
+        return importlib.import_module("pyhudi.spark")
+    raise AttributeError(f"module 'pyhudi' has no attribute {name!r}")
+
+
 __all__ = [
     "ArchiveResult",
     "BootstrapResult",
@@ -53,6 +63,7 @@ __all__ = [
     "WriteError",
     "__version__",
     "read",
+    "register",
     "stream_write",
     "write",
 ]

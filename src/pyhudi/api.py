@@ -45,6 +45,17 @@ def write(
     return _write(df, path, options, mode=mode)
 
 
+def register(spark: SparkSession) -> None:
+    """Make `spark.read.format("hudi")` / `df.write.format("hudi")` (and `USING hudi` tables) work
+    in this SparkSession, yours or a Spark Connect one, with partition pruning. Idempotent.
+
+    >>> pyhudi.register(spark)  # doctest: +SKIP
+    """
+    from pyhudi.spark.datasource import register as _register
+
+    _register(spark)
+
+
 def read(
     spark: SparkSession,
     path: str,

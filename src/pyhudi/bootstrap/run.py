@@ -37,6 +37,7 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import BootstrapMode, WriteOperationType
 from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT, Action
 from pyhudi.model.results import BootstrapResult, CommitResult
+from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.rollback import rollback_failed_writes

@@ -29,6 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--table-type", default="COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ")
     )
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (default: a local session, local[2])"
+    )
     parser.set_defaults(handler=run_demo)
 
 
@@ -51,12 +54,16 @@ def _trips(spark, start: int, count: int, ts: int):  # type: ignore[no-untyped-d
 
 def run_demo(args: argparse.Namespace) -> int:
     import pyhudi
-    from pyhudi.spark.session import local_session
+    from pyhudi.spark.session import local_session, user_session
 
     started = time.monotonic()
     table_path = os.path.join(os.path.abspath(args.path), "trips")
     shutil.rmtree(table_path, ignore_errors=True)
-    spark = local_session("pyhudi-demo", cores=2)
+    spark = (
+        local_session("pyhudi-demo", cores=2)
+        if args.master is None
+        else user_session("pyhudi-demo", args.master)
+    )
     options = {**DEMO_OPTIONS, "hoodie.datasource.write.table.type": args.table_type}
     print(f"== pyhudi demo: {args.table_type} table at {table_path}")
 

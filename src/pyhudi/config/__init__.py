@@ -10,6 +10,7 @@ from pyhudi.config import (
     merge,
     read,
     sanitize,
+    sql,
     table,
     write,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "merge",
     "read",
     "sanitize",
+    "sql",
     "table",
     "write",
 ]

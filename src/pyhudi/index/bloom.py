@@ -20,6 +20,7 @@ from pyhudi.codec.bloom import FOOTER_MAX_KEY, FOOTER_MIN_KEY, read_footer_bloom
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.config import index as index_keys
 from pyhudi.model.file import BaseFile
+from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
@@ -90,7 +91,7 @@ def bloom_candidate_locations(
     listing = spark.createDataFrame(
         rows, "partition string, file_id string, file_name string, path string"
     )
-    slices = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
+    slices = max(1, min(len(rows), default_parallelism(spark) * 2))
     ranges = listing.repartition(slices).mapInArrow(_read_ranges(ctx.storage), _RANGE_DDL)
     keys = incoming.select(RECORD_KEY, PARTITION_PATH).distinct()
     condition = F.lit(True)

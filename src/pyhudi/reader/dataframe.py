@@ -22,6 +22,7 @@ from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import PartitionFilter, validate_filters
 from pyhudi.reader.slices import slice_tasks
+from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
 
@@ -101,7 +102,7 @@ def arrow_slices_frame(
                 yield from read_slice_batches(tasks[index], target)
 
     indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
-    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    slots = max(1, min(len(tasks), default_parallelism(spark) * 4))
     return indices.repartition(slots).mapInArrow(run, schema)
 
 

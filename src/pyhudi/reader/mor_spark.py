@@ -29,6 +29,7 @@ from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.reader.slices import slice_tasks
+from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode
 
@@ -60,7 +61,7 @@ def log_winners(spark: SparkSession, tasks: list[SliceTask], schema: T.StructTyp
     )
     target = to_arrow_schema(extended, timezone="UTC")
     indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
-    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism))
+    slots = max(1, min(len(tasks), default_parallelism(spark)))
     winners = indices.repartition(slots).mapInArrow(_winners_function(tasks, target), extended)
     return winners.localCheckpoint(eager=True)
 

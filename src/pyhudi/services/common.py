@@ -17,6 +17,7 @@ from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Instant, State
+from pyhudi.spark_env import scheduler_pool
 from pyhudi.table.context import TableContext
 from pyhudi.table.locks import table_lock
 from pyhudi.table.schema import table_arrow_schema
@@ -31,13 +32,8 @@ SERVICE_POOL = "pyhudi-services"
 @contextlib.contextmanager
 def service_pool(spark: SparkSession) -> Iterator[None]:
     """Run the enclosed Spark jobs in the services' scheduler pool (FAIR mode shares the cores)."""
-    context = spark.sparkContext
-    previous = context.getLocalProperty("spark.scheduler.pool")
-    context.setLocalProperty("spark.scheduler.pool", SERVICE_POOL)
-    try:
+    with scheduler_pool(spark, SERVICE_POOL):
         yield
-    finally:
-        context.setLocalProperty("spark.scheduler.pool", previous)  # type: ignore[arg-type]
 
 
 def commit_service(

@@ -34,3 +34,13 @@ def local_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def user_session(app_name: str, master: str) -> SparkSession:
+    """A session on `master` (e.g. `spark://host:7077`) with Spark's defaults, as a user's job
+    would make it, plus the `hudi` format (`pyhudi.register`)."""
+    from pyhudi.spark.datasource import register
+
+    spark = SparkSession.builder.master(master).appName(app_name).getOrCreate()
+    register(spark)
+    return spark

@@ -24,45 +24,85 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
+from pyhudi.exceptions import ConfigError, TableNotFoundError
 from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
 from pyhudi.reader.slices import slice_tasks
+from pyhudi.spark.catalog import CatalogBinding, binding_of
 from pyhudi.table.context import TableContext
 
 
-def _path(options: Any) -> str:
-    path = options.get("path")
+def _path(options: Any, binding: CatalogBinding | None = None) -> str:
+    path = options.get("path") or (binding.path if binding else None)
     if not path:
-        raise ValueError("the hudi format needs a path: .load(path) / .save(path)")
+        raise ConfigError(
+            "the hudi format needs a path: .load(path) / .save(path), or a catalog table created "
+            "with CREATE TABLE ... USING hudi LOCATION '<path>' (no column list)"
+        )
     return str(path)
 
 
-def _plain(options: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in dict(options).items() if k != "path"}
+def _plain(options: Any, binding: CatalogBinding | None = None) -> dict[str, str]:
+    given = {str(k): str(v) for k, v in dict(options).items() if k != "path"}
+    return {**binding.options, **given} if binding else given
 
 
 class HudiDataSource(DataSource):
+    """The `hudi` format. Found by Spark on its own (module `pyspark_hudi`); its reader does no
+    filter pushdown, which needs a session conf that `pyhudi.register(spark)` sets."""
+
     @classmethod
     def name(cls) -> str:
         return "hudi"
 
     def schema(self) -> StructType:
         from pyhudi.reader.dataframe import spark_schema
+        from pyhudi.spark.catalog import attach_binding, binding_from_properties, is_catalog_create
 
-        ctx = TableContext.open(_path(self.options))
-        return spark_schema(plan_read(ctx, _plain(self.options)), output=True)
+        path = _path(self.options)
+        if not TableContext.exists(path):
+            raise TableNotFoundError(
+                f"no Hudi table at {path}: write it first (pyhudi.write or "
+                "df.write.format('hudi')), then CREATE TABLE ... USING hudi LOCATION over it"
+            )
+        ctx = TableContext.open(path)
+        if not is_catalog_create(self.options):
+            return spark_schema(plan_read(ctx, _plain(self.options)), output=True)
+        binding = binding_from_properties(path, dict(self.options))
+        schema = spark_schema(plan_read(ctx, binding.options), output=True)
+        return attach_binding(schema, binding)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return HudiDataSourceReader(_path(self.options), _plain(self.options), schema)
+        binding = binding_of(schema)
+        return self.reader_class(
+            _path(self.options, binding), _plain(self.options, binding), schema
+        )
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
-        from pyhudi.spark.source_writer import HudiDataSourceWriter
+        from pyhudi.spark.source_writer import HudiDataSourceWriter, sql_insert_options
 
-        return HudiDataSourceWriter(_path(self.options), _plain(self.options), schema, overwrite)
+        binding = binding_of(schema)
+        options = _plain(self.options, binding)
+        if binding is not None:  # Spark SQL INSERT INTO / INSERT OVERWRITE a catalog table
+            options = sql_insert_options(options)
+        return HudiDataSourceWriter(_path(self.options, binding), options, schema, overwrite)
+
+    @property
+    def reader_class(self) -> type[HudiDataSourceReader]:
+        return HudiDataSourceReader
+
+
+class PruningHudiDataSource(HudiDataSource):
+    """The `hudi` format registered by `pyhudi.register(spark)`, which also enables Spark's Python
+    filter pushdown: equality/IN filters on partition columns prune partitions."""
+
+    @property
+    def reader_class(self) -> type[HudiDataSourceReader]:
+        return PruningHudiDataSourceReader
 
 
 @dataclass
@@ -79,15 +119,6 @@ class HudiDataSourceReader(DataSourceReader):
         self.path, self.options, self.schema = path, options, schema
         self.filters: list[PartitionFilter] = []
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        """Equality and IN filters on partition columns prune partitions; Spark still applies all."""
-        for item in filters:
-            if isinstance(item, EqualTo) and len(item.attribute) == 1:
-                self.filters.append((item.attribute[0], "=", item.value))
-            elif isinstance(item, In) and len(item.attribute) == 1:
-                self.filters.append((item.attribute[0], "in", list(item.value)))
-            yield item
-
     def partitions(self) -> Sequence[InputPartition]:
         ctx = TableContext.open(self.path)
         partition_fields = set(ctx.config.partition_fields)
@@ -99,9 +130,24 @@ class HudiDataSourceReader(DataSourceReader):
         return [SlicePartition([task]) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        target = to_arrow_schema(self.schema, timezone="UTC")
+        target = to_arrow_schema(_without_metadata(self.schema), timezone="UTC")
         for task in partition.tasks:  # type: ignore[attr-defined]
             yield from read_slice_batches(task, target)
 
 
-__all__ = ["HudiDataSource", "HudiDataSourceReader"]
+class PruningHudiDataSourceReader(HudiDataSourceReader):
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Equality and IN filters on partition columns prune partitions; Spark still applies all."""
+        for item in filters:
+            if isinstance(item, EqualTo) and len(item.attribute) == 1:
+                self.filters.append((item.attribute[0], "=", item.value))
+            elif isinstance(item, In) and len(item.attribute) == 1:
+                self.filters.append((item.attribute[0], "in", list(item.value)))
+            yield item
+
+
+def _without_metadata(schema: StructType) -> StructType:
+    return StructType([StructField(f.name, f.dataType, f.nullable) for f in schema.fields])
+
+
+__all__ = ["HudiDataSource", "HudiDataSourceReader", "PruningHudiDataSource"]

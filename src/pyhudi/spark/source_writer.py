@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
 from pyhudi.codec.schema import arrow_to_avro_json as avro_json
 from pyhudi.config import index as ikeys
+from pyhudi.config import sql as sqlkeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
 from pyhudi.exceptions import UnsupportedOperationError
@@ -60,6 +61,14 @@ def uses_bucket_writes(cfg: WriteConfig) -> bool:
             WriteOperationType.INSERT,
         )
     )
+
+
+def sql_insert_options(options: dict[str, str]) -> dict[str, str]:
+    """Spark SQL `INSERT INTO`: the operation is Hudi's `hoodie.spark.sql.insert.into.operation`
+    (insert by default) unless the table's or the session's options name one."""
+    if wkeys.OPERATION.is_set(options):
+        return options
+    return {**options, wkeys.OPERATION.key: sqlkeys.INSERT_INTO_OPERATION.get(options)}
 
 
 def check_data_source_operation(cfg: WriteConfig) -> None:

@@ -38,6 +38,7 @@ from pyhudi.reader.planner import plan_read
 from pyhudi.services.checks import check_plan_partitions
 from pyhudi.services.common import begin_execution, commit_service, reset_to_requested, service_pool
 from pyhudi.services.compaction.plan import plan_compaction, should_schedule
+from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
 log = logging.getLogger(__name__)
@@ -196,7 +197,7 @@ def _run_tasks(spark: SparkSession, spec: WriteTaskSpec, tasks: list[SliceTask])
     if not tasks:
         return []
     indices = spark.createDataFrame([(i,) for i in range(len(tasks))], "i int")
-    slots = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    slots = max(1, min(len(tasks), default_parallelism(spark) * 4))
     result = indices.repartition(slots).mapInArrow(_compact_function(spec, tasks), STATS_DDL)
     return [row.asDict() for row in result.collect()]
 

@@ -1,0 +1,61 @@
+"""What a SparkSession offers, asked the same way of a classic session and of a Spark Connect one.
+
+A Spark Connect client has no `sparkContext`, RDDs or py4j gateway; the writer, reader, services
+and bootstrap ask here instead, so every public entry point runs from a Connect client too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Iterator
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+#: Spark's own knob for the default number of tasks, honoured when set.
+DEFAULT_PARALLELISM_CONF = "spark.default.parallelism"
+#: Thread-local property choosing the FAIR scheduler pool of a classic session's jobs.
+SCHEDULER_POOL_PROPERTY = "spark.scheduler.pool"
+_parallelism: weakref.WeakKeyDictionary[SparkSession, int] = weakref.WeakKeyDictionary()
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """True for a Spark Connect client session (`SparkSession.builder.remote(...)`)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """The cluster's default task count (total executor cores unless configured)."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    cached = _parallelism.get(spark)
+    if cached is None:
+        cached = _parallelism[spark] = _connect_parallelism(spark)
+    return cached
+
+
+def _connect_parallelism(spark: SparkSession) -> int:
+    configured = spark.conf.get(DEFAULT_PARALLELISM_CONF, None)
+    if configured:
+        return max(1, int(configured))
+    # `spark.range` splits into the leaf-node default parallelism, which is the default
+    # parallelism unless configured: count its partitions with one small job.
+    probe = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id()).alias("p")).collect()
+    return max(1, int(probe[0]["p"]) + 1)
+
+
+@contextlib.contextmanager
+def scheduler_pool(spark: SparkSession, pool: str) -> Iterator[None]:
+    """Run the enclosed jobs in a FAIR scheduler pool. A Connect client cannot set thread-local
+    properties of the server's scheduler: its jobs run in the server's default pool."""
+    if is_connect(spark):
+        yield
+        return
+    context = spark.sparkContext
+    previous = context.getLocalProperty(SCHEDULER_POOL_PROPERTY)
+    context.setLocalProperty(SCHEDULER_POOL_PROPERTY, pool)
+    try:
+        yield
+    finally:
+        context.setLocalProperty(SCHEDULER_POOL_PROPERTY, previous)  # type: ignore[arg-type]

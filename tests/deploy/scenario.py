@@ -1,0 +1,219 @@
+"""End-to-end steps a user runs in a SparkSession of their own, run in a fresh process.
+
+`python -m tests.deploy.scenario --session local[1]|spark://host:port|sc://host:port --work DIR
+--steps a,b,...` runs each step and prints one JSON line per step (its results, or its error), so
+the same steps run against a plain local session, a standalone cluster and a Spark Connect server.
+Tables go under DIR; tests check them with hudi-rs afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import pyhudi
+
+#: Recorded before anything imports pyspark: `import pyhudi` must not.
+IMPORT_FACTS = {
+    "pyspark_imported_by_import_pyhudi": "pyspark" in sys.modules,
+    "register_reachable": callable(pyhudi.spark.datasource.register) and callable(pyhudi.register),
+}
+
+SCHEMA = "uuid string, city string, ts long, fare double"
+BASE = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "uuid",
+    "hoodie.datasource.write.partitionpath.field": "city",
+    "hoodie.datasource.write.precombine.field": "ts",
+}
+MOR = {**BASE, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+
+
+def rows(start: int, count: int, ts: int = 1) -> list[tuple]:
+    cities = ("sf", "chennai")
+    return [(f"id-{i:03d}", cities[i % 2], ts, float(i + ts)) for i in range(start, start + count)]
+
+
+def session(target: str):  # type: ignore[no-untyped-def]
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("pyhudi-deploy")
+    if target.startswith("sc://"):
+        return builder.remote(target).getOrCreate()
+    builder = builder.master(target).config("spark.ui.enabled", "false")
+    if target.startswith("spark://"):
+        builder = builder.config("spark.executor.memory", "1g").config("spark.cores.max", "1")
+    return builder.getOrCreate()
+
+
+def ops(op: str) -> dict[str, str]:
+    return {"hoodie.datasource.write.operation": op}
+
+
+def actions(path: str) -> list[str]:
+    return [f"{c.action.value}" for c in pyhudi.HudiTable(path).commits()]
+
+
+def step_format_unregistered(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """`format("hudi")` with no pyhudi call before: Spark finds the source by itself."""
+    path = os.path.join(work, "fmt")
+    df = spark.createDataFrame(rows(0, 6), SCHEMA)
+    df.write.format("hudi").options(**BASE, **ops("bulk_insert")).mode("append").save(path)
+    return {"path": path, "count": spark.read.format("hudi").load(path).count()}
+
+
+def step_format_registered(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    path = os.path.join(work, "fmt")
+    pyhudi.register(spark)
+    spark.createDataFrame(rows(6, 4), SCHEMA).write.format("hudi").options(
+        **BASE, **ops("insert")
+    ).mode("append").save(path)
+    df = spark.read.format("hudi").load(path)
+    sf = df.filter("city = 'sf'")
+    return {"path": path, "count": df.count(), "sf": sf.count(), "actions": actions(path)}
+
+
+def step_write_read_cow(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    path = os.path.join(work, "cow")
+    pyhudi.write(spark.createDataFrame(rows(0, 10), SCHEMA), path, {**BASE, **ops("bulk_insert")})
+    pyhudi.write(spark.createDataFrame(rows(0, 4, ts=2), SCHEMA), path, {**BASE, **ops("upsert")})
+    df = pyhudi.read(spark, path)
+    return {"path": path, "count": df.count(), "ts2": df.filter("ts = 2").count()}
+
+
+def step_mor(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    path = os.path.join(work, "mor")
+    pyhudi.write(spark.createDataFrame(rows(0, 10), SCHEMA), path, {**MOR, **ops("insert")})
+    pyhudi.write(spark.createDataFrame(rows(0, 4, ts=2), SCHEMA), path, {**MOR, **ops("upsert")})
+    df = pyhudi.read(spark, path)
+    return {
+        "path": path,
+        "count": df.count(),
+        "ts2": df.filter("ts = 2").count(),
+        "format_ts2": spark.read.format("hudi").load(path).filter("ts = 2").count(),
+        "read_optimized_ts2": pyhudi.read(
+            spark, path, {"hoodie.datasource.query.type": "read_optimized"}
+        )
+        .filter("ts = 2")
+        .count(),
+    }
+
+
+def step_services(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    path = os.path.join(work, "mor")
+    table = pyhudi.HudiTable(path)
+    compacted = table.compaction.run(spark)
+    clustered = table.clustering.run(spark)
+    table.refresh()
+    return {
+        "path": path,
+        "compactions": len(compacted),
+        "clusterings": len(clustered),
+        "actions": actions(path),
+        "count": pyhudi.read(spark, path).count(),
+    }
+
+
+def step_bootstrap(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    source, path = os.path.join(work, "bsrc"), os.path.join(work, "boot")
+    spark.createDataFrame(rows(0, 8), SCHEMA).write.partitionBy("city").parquet(source)
+    options = {
+        **BASE,
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+    }
+    pyhudi.HudiTable.bootstrap(source, path, options, spark=spark)
+    return {"path": path, "count": pyhudi.read(spark, path).count(), "actions": actions(path)}
+
+
+def step_stream(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    source, path = os.path.join(work, "in"), os.path.join(work, "stream")
+    os.makedirs(source, exist_ok=True)
+    for index in range(2):
+        with open(os.path.join(source, f"b{index}.json"), "w") as handle:
+            for uuid, city, ts, fare in rows(index * 5, 5):
+                handle.write(json.dumps({"uuid": uuid, "city": city, "ts": ts, "fare": fare}))
+                handle.write("\n")
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(source)
+    query = pyhudi.stream_write(
+        stream,
+        path,
+        {**BASE, **ops("insert")},
+        checkpoint_location=os.path.join(work, "chk"),
+        trigger={"availableNow": True},
+    )
+    query.awaitTermination()
+    return {"path": path, "count": pyhudi.read(spark, path).count(), "actions": actions(path)}
+
+
+def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Catalog tables: CREATE TABLE over existing Hudi tables, SELECT, INSERT, INSERT OVERWRITE."""
+    path, opt_path = os.path.join(work, "sqlt"), os.path.join(work, "sqlo")
+    for target in (path, opt_path):
+        pyhudi.write(
+            spark.createDataFrame(rows(0, 4), SCHEMA), target, {**BASE, **ops("bulk_insert")}
+        )
+    spark.sql(
+        f"CREATE TABLE trips USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'uuid')"
+    )
+    spark.sql(
+        f"CREATE TABLE trips_bulk USING hudi OPTIONS (path '{opt_path}', "
+        "'hoodie.spark.sql.insert.into.operation' = 'bulk_insert')"
+    )
+    out: dict[str, Any] = {"path": path, "opt_path": opt_path}
+    out["select"] = spark.sql("SELECT count(*) AS n FROM trips").collect()[0]["n"]
+    spark.sql("INSERT INTO trips (uuid, city, ts, fare) VALUES ('id-100', 'sf', 5, 1.5)")
+    spark.sql(
+        "INSERT INTO trips BY NAME SELECT 'id-101' AS uuid, 'sf' AS city, 5L AS ts, 2.5D AS fare"
+    )
+    out["after_insert"] = spark.sql("SELECT count(*) AS n FROM trips").collect()[0]["n"]
+    spark.sql("INSERT INTO trips_bulk (uuid, city, ts, fare) VALUES ('id-200', 'chennai', 5, 1.0)")
+    out["bulk_count"] = spark.table("trips_bulk").count()
+    spark.sql("INSERT OVERWRITE trips (uuid, city, ts, fare) VALUES ('id-300', 'sf', 6, 3.0)")
+    out["after_overwrite"] = [r["uuid"] for r in spark.sql("SELECT uuid FROM trips").collect()]
+    out["operations"] = [
+        pyhudi.HudiTable(path).commit_metadata(c).operation_type.value
+        for c in pyhudi.HudiTable(path).commits()
+    ]
+    out["bulk_operations"] = [
+        pyhudi.HudiTable(opt_path).commit_metadata(c).operation_type.value
+        for c in pyhudi.HudiTable(opt_path).commits()
+    ]
+    return out
+
+
+STEPS: dict[str, Callable[..., dict[str, Any]]] = {
+    name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--session", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--steps", required=True)
+    args = parser.parse_args(argv)
+    print(json.dumps({"step": "import", **IMPORT_FACTS}), flush=True)
+    spark = session(args.session)
+    try:
+        for name in args.steps.split(","):
+            started = time.monotonic()
+            try:
+                result = STEPS[name](spark, args.work)
+            except Exception as err:
+                result = {"error": f"{type(err).__name__}: {err}", "trace": traceback.format_exc()}
+            result["seconds"] = round(time.monotonic() - started, 1)
+            print(json.dumps({"step": name, **result}, default=str), flush=True)
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

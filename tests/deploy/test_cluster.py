@@ -1,0 +1,50 @@
+"""A real standalone cluster: a master and a worker (separate JVMs; executors with their own Python
+workers) started from the pyspark distribution, and a user's driver in a fresh process."""
+
+from __future__ import annotations
+
+import pytest
+
+import pyhudi
+from pyhudi.spark.deploy import standalone_cluster
+from tests.deploy.runner import run_scenario
+from tests.helpers.oracle import hudi_rs_table
+
+pytestmark = [pytest.mark.deploy, pytest.mark.cluster]
+
+STEPS = [
+    "format_unregistered",
+    "format_registered",
+    "write_read_cow",
+    "mor",
+    "services",
+    "bootstrap",
+]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("standalone")
+    with standalone_cluster(logs) as master:
+        yield run_scenario(master, tmp_path_factory.mktemp("cluster-driver"), STEPS)
+
+
+def test_format_hudi_reads_and_writes_on_a_cluster(cluster):
+    assert cluster["format_unregistered"]["count"] == 6
+    assert (cluster["format_registered"]["count"], cluster["format_registered"]["sf"]) == (10, 5)
+    assert hudi_rs_table(cluster["format_registered"]["path"]).num_rows == 10
+
+
+def test_write_read_merge_on_read_and_services_on_a_cluster(cluster):
+    cow, mor, services = cluster["write_read_cow"], cluster["mor"], cluster["services"]
+    assert (cow["count"], cow["ts2"]) == (10, 4)
+    assert (mor["count"], mor["ts2"], mor["format_ts2"], mor["read_optimized_ts2"]) == (10, 4, 4, 0)
+    assert services["compactions"] == 1 and services["count"] == 10
+    assert all(not s.has_log_files for s in pyhudi.HudiTable(mor["path"]).latest_file_slices())
+    assert sorted(hudi_rs_table(mor["path"]).column("ts").to_pylist()) == [1] * 6 + [2] * 4
+
+
+def test_bootstrap_on_a_cluster(cluster):
+    assert (
+        cluster["bootstrap"]["count"] == 8 == hudi_rs_table(cluster["bootstrap"]["path"]).num_rows
+    )

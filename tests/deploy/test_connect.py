@@ -1,0 +1,65 @@
+"""Every public entry point from a Spark Connect client, against a real Spark Connect server
+started from the pyspark distribution (the class `sbin/start-connect-server.sh` runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+import pyhudi
+from pyhudi.spark.deploy import connect_server
+from tests.deploy.runner import run_scenario
+from tests.helpers.oracle import hudi_rs_table
+
+pytestmark = pytest.mark.deploy
+
+STEPS = [
+    "format_unregistered",
+    "format_registered",
+    "write_read_cow",
+    "mor",
+    "services",
+    "bootstrap",
+    "stream",
+    "sql",
+]
+
+
+@pytest.fixture(scope="module")
+def connect(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("connect-server")
+    with connect_server(logs) as url:
+        yield run_scenario(url, tmp_path_factory.mktemp("connect-client"), STEPS)
+
+
+def test_format_hudi_from_a_connect_client(connect):
+    assert connect["format_unregistered"]["count"] == 6
+    assert (connect["format_registered"]["count"], connect["format_registered"]["sf"]) == (10, 5)
+
+
+def test_write_and_read_copy_on_write(connect):
+    cow = connect["write_read_cow"]
+    assert (cow["count"], cow["ts2"]) == (10, 4)
+    assert sorted(hudi_rs_table(cow["path"]).column("ts").to_pylist()) == [1] * 6 + [2] * 4
+
+
+def test_merge_on_read_reads_and_table_services(connect):
+    mor, services = connect["mor"], connect["services"]
+    assert (mor["count"], mor["ts2"], mor["format_ts2"], mor["read_optimized_ts2"]) == (10, 4, 4, 0)
+    assert services["compactions"] == 1 and services["count"] == 10
+    assert "commit" in services["actions"]  # the compaction's instant
+    table = pyhudi.HudiTable(mor["path"])
+    assert all(not s.has_log_files for s in table.latest_file_slices())
+    assert sorted(hudi_rs_table(mor["path"]).column("ts").to_pylist()) == [1] * 6 + [2] * 4
+
+
+def test_bootstrap_and_streaming(connect):
+    assert connect["bootstrap"]["count"] == 8
+    assert connect["bootstrap"]["actions"] == ["commit"]
+    assert connect["stream"]["count"] == 10 == hudi_rs_table(connect["stream"]["path"]).num_rows
+    assert connect["stream"]["actions"] == ["commit", "commit"]
+
+
+def test_spark_sql_catalog_tables(connect):
+    sql = connect["sql"]
+    assert (sql["select"], sql["after_insert"], sql["after_overwrite"]) == (4, 6, ["id-300"])
+    assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]

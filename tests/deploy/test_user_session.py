@@ -1,0 +1,46 @@
+"""A user's own local SparkSession (not pyhudi's `local_session`), in a fresh process: the `hudi`
+format with no extra conf, `pyhudi.register`, and Spark SQL catalog tables."""
+
+from __future__ import annotations
+
+import pytest
+
+import pyhudi
+from tests.deploy.runner import run_scenario
+from tests.helpers.oracle import hudi_rs_table
+
+pytestmark = pytest.mark.deploy
+
+
+@pytest.fixture(scope="module")
+def user_session(tmp_path_factory):
+    work = tmp_path_factory.mktemp("user-session")
+    return run_scenario("local[1]", work, ["format_unregistered", "format_registered", "sql"])
+
+
+def test_import_pyhudi_does_not_import_pyspark_and_registration_is_reachable(user_session):
+    assert user_session["import"] == {
+        "pyspark_imported_by_import_pyhudi": False,
+        "register_reachable": True,
+    }
+
+
+def test_format_hudi_works_in_a_plain_session_before_and_after_register(user_session):
+    assert user_session["format_unregistered"]["count"] == 6  # found by Spark, no pyhudi call
+    registered = user_session["format_registered"]
+    assert (registered["count"], registered["sf"]) == (10, 5)  # partition pruning on
+    assert registered["actions"] == ["commit", "commit"]
+    assert hudi_rs_table(registered["path"]).num_rows == 10
+
+
+def test_sql_create_table_select_insert_and_insert_overwrite(user_session):
+    sql = user_session["sql"]
+    assert sql["select"] == 4
+    assert sql["after_insert"] == 6
+    assert sql["after_overwrite"] == ["id-300"]
+    assert sql["operations"] == ["BULK_INSERT", "INSERT", "INSERT", "INSERT_OVERWRITE_TABLE"]
+    assert hudi_rs_table(sql["path"]).column("uuid").to_pylist() == ["id-300"]
+    # OPTIONS (path ...) and the insert operation carried by the table's options
+    assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
+    assert sql["bulk_count"] == 5 == hudi_rs_table(sql["opt_path"]).num_rows
+    assert pyhudi.HudiTable(sql["opt_path"]).properties["hoodie.table.name"] == "trips"
