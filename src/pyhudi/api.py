@@ -42,7 +42,17 @@ def write(
     from pyhudi.spark.datasource import register
 
     register(df.sparkSession)
-    return _write(df, path, options, mode=mode)
+    result = _write(df, path, options, mode=mode)
+    _sync(df.sparkSession, path, options)
+    return result
+
+
+def _sync(spark: SparkSession | None, path: str, options: Mapping[str, str]) -> None:
+    """Hudi's meta sync after a commit (`hoodie.datasource.meta.sync.enable`)."""
+    from pyhudi.spark.sync import sync_enabled, sync_to_catalog
+
+    if spark is not None and sync_enabled(options):
+        sync_to_catalog(spark, path, options)
 
 
 def register(spark: SparkSession) -> None:
@@ -134,6 +144,8 @@ class HudiTable:
         result = bootstrap(
             spark, target, {**options, "hoodie.bootstrap.base.path": source}, mode=mode
         )
+        if not result.ignored:
+            _sync(spark, target, options)
         return (None if result.ignored else cls(target)), result
 
     @property

@@ -41,8 +41,8 @@ def _connect_parallelism(spark: SparkSession) -> int:
         return max(1, int(configured))
     # `spark.range` splits into the leaf-node default parallelism, which is the default
     # parallelism unless configured: count its partitions with one small job.
-    probe = spark.range(0, 1 << 16).select(F.max(F.spark_partition_id()).alias("p")).collect()
-    return max(1, int(probe[0]["p"]) + 1)
+    probe = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).distinct()
+    return max(1, probe.count())
 
 
 @contextlib.contextmanager

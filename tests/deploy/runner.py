@@ -13,10 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_scenario(
-    session: str, work: Path, steps: list[str], *, timeout_s: int = 900
+    session: str, work: Path, steps: list[str], *, hive: bool = False, timeout_s: int = 900
 ) -> dict[str, dict[str, Any]]:
     """Results by step name; a failing step fails the test with its traceback."""
     env = {
+        "PYHUDI_SCENARIO_HIVE": "1" if hive else "0",
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "PYSPARK_PYTHON": sys.executable,

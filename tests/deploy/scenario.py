@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pyhudi
@@ -45,8 +47,11 @@ def session(target: str):  # type: ignore[no-untyped-def]
 
     builder = SparkSession.builder.appName("pyhudi-deploy")
     if target.startswith("sc://"):
+        os.environ["SPARK_REMOTE"] = target  # what a Connect user sets; the README's blocks use it
         return builder.remote(target).getOrCreate()
     builder = builder.master(target).config("spark.ui.enabled", "false")
+    if os.environ.get("PYHUDI_SCENARIO_HIVE") == "1":  # the embedded Derby metastore, in the cwd
+        builder = builder.enableHiveSupport()
     if target.startswith("spark://"):
         builder = builder.config("spark.executor.memory", "1g").config("spark.cores.max", "1")
     return builder.getOrCreate()
@@ -152,6 +157,23 @@ def step_stream(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-
     return {"path": path, "count": pyhudi.read(spark, path).count(), "actions": actions(path)}
 
 
+def readme_blocks(section: str = "## Where it runs") -> list[str]:
+    """The Python code blocks of one README section."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    body = text[text.index(section) :]
+    body = body[: body.index("\n## ", len(section))]
+    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+
+
+def step_readme(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Run the section's blocks as written, with `/data/` under the work folder."""
+    blocks = readme_blocks()
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(block.replace("/data/", f"{work}/readme/"), namespace)
+    return {"blocks": len(blocks), "path": f"{work}/readme/trips"}
+
+
 def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Catalog tables: CREATE TABLE over existing Hudi tables, SELECT, INSERT, INSERT OVERWRITE."""
     path, opt_path = os.path.join(work, "sqlt"), os.path.join(work, "sqlo")
@@ -160,23 +182,25 @@ def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def
             spark.createDataFrame(rows(0, 4), SCHEMA), target, {**BASE, **ops("bulk_insert")}
         )
     spark.sql(
-        f"CREATE TABLE trips USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'uuid')"
+        f"CREATE TABLE s_trips USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'uuid')"
     )
     spark.sql(
-        f"CREATE TABLE trips_bulk USING hudi OPTIONS (path '{opt_path}', "
+        f"CREATE TABLE s_trips_bulk USING hudi OPTIONS (path '{opt_path}', "
         "'hoodie.spark.sql.insert.into.operation' = 'bulk_insert')"
     )
     out: dict[str, Any] = {"path": path, "opt_path": opt_path}
-    out["select"] = spark.sql("SELECT count(*) AS n FROM trips").collect()[0]["n"]
-    spark.sql("INSERT INTO trips (uuid, city, ts, fare) VALUES ('id-100', 'sf', 5, 1.5)")
+    out["select"] = spark.sql("SELECT count(*) AS n FROM s_trips").collect()[0]["n"]
+    spark.sql("INSERT INTO s_trips (uuid, city, ts, fare) VALUES ('id-100', 'sf', 5, 1.5)")
     spark.sql(
-        "INSERT INTO trips BY NAME SELECT 'id-101' AS uuid, 'sf' AS city, 5L AS ts, 2.5D AS fare"
+        "INSERT INTO s_trips BY NAME SELECT 'id-101' AS uuid, 'sf' AS city, 5L AS ts, 2.5D AS fare"
     )
-    out["after_insert"] = spark.sql("SELECT count(*) AS n FROM trips").collect()[0]["n"]
-    spark.sql("INSERT INTO trips_bulk (uuid, city, ts, fare) VALUES ('id-200', 'chennai', 5, 1.0)")
-    out["bulk_count"] = spark.table("trips_bulk").count()
-    spark.sql("INSERT OVERWRITE trips (uuid, city, ts, fare) VALUES ('id-300', 'sf', 6, 3.0)")
-    out["after_overwrite"] = [r["uuid"] for r in spark.sql("SELECT uuid FROM trips").collect()]
+    out["after_insert"] = spark.sql("SELECT count(*) AS n FROM s_trips").collect()[0]["n"]
+    spark.sql(
+        "INSERT INTO s_trips_bulk (uuid, city, ts, fare) VALUES ('id-200', 'chennai', 5, 1.0)"
+    )
+    out["bulk_count"] = spark.table("s_trips_bulk").count()
+    spark.sql("INSERT OVERWRITE s_trips (uuid, city, ts, fare) VALUES ('id-300', 'sf', 6, 3.0)")
+    out["after_overwrite"] = [r["uuid"] for r in spark.sql("SELECT uuid FROM s_trips").collect()]
     out["operations"] = [
         pyhudi.HudiTable(path).commit_metadata(c).operation_type.value
         for c in pyhudi.HudiTable(path).commits()
@@ -185,6 +209,32 @@ def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def
         pyhudi.HudiTable(opt_path).commit_metadata(c).operation_type.value
         for c in pyhudi.HudiTable(opt_path).commits()
     ]
+    return out
+
+
+def step_sync(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Meta sync after each commit into the session's catalog (a Hive metastore when enabled)."""
+    sync = {
+        "hoodie.datasource.meta.sync.enable": "true",
+        "hoodie.datasource.hive_sync.database": "lake",
+        "hoodie.datasource.hive_sync.partition_fields": "city",
+    }
+    cow, mor = os.path.join(work, "sync_cow"), os.path.join(work, "sync_mor")
+    cow_sync = {**sync, "hoodie.datasource.hive_sync.table": "rides"}
+    pyhudi.write(
+        spark.createDataFrame(rows(0, 6), SCHEMA), cow, {**BASE, **cow_sync, **ops("insert")}
+    )
+    out: dict[str, Any] = {"catalog": spark.conf.get("spark.sql.catalogImplementation")}
+    out["rides"] = spark.sql("SELECT count(*) AS n FROM lake.rides").first()["n"]
+    evolved = spark.createDataFrame([(*rows(6, 1)[0], "note")], f"{SCHEMA}, note string")
+    pyhudi.write(evolved, cow, {**BASE, **cow_sync, **ops("insert")})
+    out["rides_columns"] = spark.table("lake.rides").columns
+    out["rides_after"] = spark.sql("SELECT count(*) AS n FROM lake.rides").first()["n"]
+    for op, batch in (("insert", rows(0, 6)), ("upsert", rows(0, 2, ts=2))):
+        pyhudi.write(spark.createDataFrame(batch, SCHEMA), mor, {**MOR, **sync, **ops(op)})
+    out["tables"] = sorted(t.name for t in spark.catalog.listTables("lake"))
+    for name in ("trips_ro", "trips_rt"):
+        out[name] = spark.sql(f"SELECT count(*) AS n FROM lake.{name} WHERE ts = 2").first()["n"]
     return out
 
 

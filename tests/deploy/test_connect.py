@@ -20,6 +20,7 @@ STEPS = [
     "services",
     "bootstrap",
     "stream",
+    "readme",
     "sql",
 ]
 
@@ -63,3 +64,8 @@ def test_spark_sql_catalog_tables(connect):
     sql = connect["sql"]
     assert (sql["select"], sql["after_insert"], sql["after_overwrite"]) == (4, 6, ["id-300"])
     assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
+
+
+def test_the_readme_blocks_run_on_connect_through_spark_remote(connect):
+    assert connect["readme"]["blocks"] == 3
+    assert hudi_rs_table(connect["readme"]["path"]).column("uuid").to_pylist() == ["id-9"]

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.deploy
 @pytest.fixture(scope="module")
 def user_session(tmp_path_factory):
     work = tmp_path_factory.mktemp("user-session")
-    return run_scenario("local[1]", work, ["format_unregistered", "format_registered", "sql"])
+    steps = ["format_unregistered", "format_registered", "readme", "sql", "sync"]
+    return run_scenario("local[1]", work, steps, hive=True)
 
 
 def test_import_pyhudi_does_not_import_pyspark_and_registration_is_reachable(user_session):
@@ -44,3 +45,18 @@ def test_sql_create_table_select_insert_and_insert_overwrite(user_session):
     assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
     assert sql["bulk_count"] == 5 == hudi_rs_table(sql["opt_path"]).num_rows
     assert pyhudi.HudiTable(sql["opt_path"]).properties["hoodie.table.name"] == "trips"
+
+
+def test_the_readme_deployment_section_runs_as_written(user_session):
+    readme = user_session["readme"]
+    assert readme["blocks"] == 3  # the user-session, Spark SQL and catalog sync blocks
+    assert hudi_rs_table(readme["path"]).column("uuid").to_pylist() == ["id-9"]
+
+
+def test_meta_sync_registers_tables_in_the_hive_metastore(user_session):
+    sync = user_session["sync"]
+    assert sync["catalog"] == "hive"  # the embedded Derby metastore shipped with pyspark
+    assert sync["rides"] == 6 and sync["rides_after"] == 7
+    assert sync["rides_columns"][-1] == "note"  # a new column: the catalog table follows
+    assert sync["tables"] == ["rides", "trips_ro", "trips_rt"]  # Hudi's names for MOR
+    assert (sync["trips_ro"], sync["trips_rt"]) == (0, 2)  # read-optimized vs snapshot

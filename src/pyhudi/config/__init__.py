@@ -11,6 +11,7 @@ from pyhudi.config import (
     read,
     sanitize,
     sql,
+    sync,
     table,
     write,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "read",
     "sanitize",
     "sql",
+    "sync",
     "table",
     "write",
 ]

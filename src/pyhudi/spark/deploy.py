@@ -110,6 +110,8 @@ def connect_server(log_dir: Path, master: str = "local[2]") -> Iterator[str]:
         "spark.ui.enabled": "false",
         "spark.driver.memory": "1g",
         "spark.sql.shuffle.partitions": "4",
+        # the server starts a Python process per streaming foreachBatch; slow on busy machines
+        "spark.python.authenticate.socketTimeout": "120s",
     }
     submit = str(SPARK_HOME / "bin" / "spark-submit")
     started = Started(log_dir)
