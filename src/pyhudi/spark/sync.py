@@ -59,15 +59,21 @@ def synced_tables(ctx: TableContext, options: Mapping[str, str]) -> list[SyncedT
     ]
 
 
-def check_sync_options(spark: SparkSession, ctx: TableContext, options: Mapping[str, str]) -> None:
+#: The session conf naming the Hive metastore a session uses.
+METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
+
+
+def check_sync_options(
+    ctx: TableContext, options: Mapping[str, str], session_metastore_uris: str | None
+) -> None:
     mode = skeys.MODE.get(options)
     if mode not in (None, "hms"):
         log.warning("%s=%s: pyhudi syncs through the SparkSession's catalog", skeys.MODE.key, mode)
     uris = skeys.METASTORE_URIS.get(options)
-    if uris and uris != spark.conf.get("spark.hadoop.hive.metastore.uris", None):
+    if uris and uris != session_metastore_uris:
         raise ConfigError(
             f"{skeys.METASTORE_URIS.key}={uris}: pyhudi syncs through the SparkSession's catalog; "
-            "start the session with spark.hadoop.hive.metastore.uris set to the same URI"
+            f"start the session with {METASTORE_URIS_CONF} set to the same URI"
         )
     fields = skeys.PARTITION_FIELDS.get(options)
     if fields is not None and tuple(fields) != tuple(ctx.config.partition_fields):
@@ -80,7 +86,7 @@ def check_sync_options(spark: SparkSession, ctx: TableContext, options: Mapping[
 def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, str]) -> list[str]:
     """Create (or refresh) the catalog tables of the Hudi table at `path`; returns their names."""
     ctx = TableContext.open(path)
-    check_sync_options(spark, ctx, options)
+    check_sync_options(ctx, options, spark.conf.get(METASTORE_URIS_CONF, None))
     done = []
     for table in synced_tables(ctx, options):
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{table.database}`")
