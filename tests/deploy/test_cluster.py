@@ -3,6 +3,10 @@ workers) started from the pyspark distribution, and a user's driver in a fresh p
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import pyhudi
@@ -23,10 +27,14 @@ STEPS = [
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("standalone")
-    with standalone_cluster(logs) as master:
-        yield run_scenario(master, tmp_path_factory.mktemp("cluster-driver"), STEPS)
+def master(tmp_path_factory):
+    with standalone_cluster(tmp_path_factory.mktemp("standalone")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def cluster(master, tmp_path_factory):
+    return run_scenario(master, tmp_path_factory.mktemp("cluster-driver"), STEPS)
 
 
 def test_format_hudi_reads_and_writes_on_a_cluster(cluster):
@@ -48,3 +56,18 @@ def test_bootstrap_on_a_cluster(cluster):
     assert (
         cluster["bootstrap"]["count"] == 8 == hudi_rs_table(cluster["bootstrap"]["path"]).num_rows
     )
+
+
+def test_the_demo_runs_on_the_cluster(cluster, master, tmp_path):
+    """What `make demo-cluster` runs (there with a cluster of its own)."""
+    demo = ["demo", "--master", master, "--rows", "500", "--path", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pyhudi", *demo],
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "snapshot: 485 rows (expected 485)" in done.stdout
+    assert hudi_rs_table(str(tmp_path / "trips")).num_rows == 485
