@@ -165,12 +165,25 @@ def step_stream(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-
     return {"path": path, "count": pyhudi.read(spark, path).count(), "actions": actions(path)}
 
 
+def _section(section: str) -> str:
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    body = text[text.index(section) :]
+    return body[: body.index("\n#", len(section))]
+
+
 def readme_blocks(section: str = "## Where it runs") -> list[str]:
-    """The Python code blocks of one README section."""
+    """The Python code blocks of one README section (up to its next heading)."""
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     body = text[text.index(section) :]
     body = body[: body.index("\n## ", len(section))]
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+
+
+def readme_commands(section: str) -> list[str]:
+    """The shell commands of the bash blocks of one README subsection, comments dropped."""
+    blocks = re.findall(r"```bash\n(.*?)```", _section(section), flags=re.S)
+    lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+    return [line for line in lines if line]
 
 
 def step_readme(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]

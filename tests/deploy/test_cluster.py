@@ -4,14 +4,17 @@ workers) started from the pyspark distribution, and a user's driver in a fresh p
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import pyhudi
-from pyhudi.spark.deploy import standalone_cluster
-from tests.deploy.runner import run_scenario
+from pyhudi.spark.deploy import SPARK_HOME, standalone_cluster
+from tests.deploy.runner import ROOT, run_scenario
+from tests.deploy.scenario import readme_blocks, readme_commands
 from tests.helpers.oracle import hudi_rs_table
 
 pytestmark = [pytest.mark.deploy, pytest.mark.cluster]
@@ -71,3 +74,34 @@ def test_the_demo_runs_on_the_cluster(cluster, master, tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "snapshot: 485 rows (expected 485)" in done.stdout
     assert hudi_rs_table(str(tmp_path / "trips")).num_rows == 485
+
+
+def test_the_readme_spark_submit_with_py_files_runs_on_the_cluster(master, tmp_path):
+    """The README's cluster commands, with a Python that has pyhudi's dependencies but not pyhudi
+    (no site packages processing, so no editable install): pyhudi comes from `--py-files` only."""
+    (job := tmp_path / "my_job.py").write_text(
+        readme_blocks()[0].replace("/data/", f"{tmp_path}/data/")
+    )
+    bare = tmp_path / "python-without-pyhudi"
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    bare.write_text(f'#!/bin/sh\nPYTHONPATH="$PYTHONPATH:{site}" exec {sys.executable} -S "$@"\n')
+    bare.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{SPARK_HOME / 'bin'}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "PYSPARK_PYTHON": str(bare),
+        "PYSPARK_DRIVER_PYTHON": str(bare),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+    assert subprocess.run([str(bare), "-c", "import pyhudi"], env=env).returncode != 0
+    leftover = not (ROOT / "build").exists()  # setuptools builds the wheel in ./build
+    for line in readme_commands("### A cluster"):
+        command = line.replace("spark://master:7077", master).replace("my_job.py", str(job))
+        command = command.replace("dist", str(tmp_path / "dist"))
+        done = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        if leftover:
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
+    assert hudi_rs_table(str(tmp_path / "data" / "trips")).num_rows == 2
