@@ -17,6 +17,7 @@ _SUBMODULES = (
     "source",
     "source_writer",
     "streaming",
+    "sync",
 )
 
 
