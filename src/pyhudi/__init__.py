@@ -5,6 +5,9 @@ result = pyhudi.write(df, "/data/trips", {...Hudi write options...})
 df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 """
 
+import importlib
+from types import ModuleType
+
 from pyhudi.api import HudiTable, read, register, stream_write, write
 from pyhudi.exceptions import (
     CommitConflictError,
@@ -32,11 +35,9 @@ from pyhudi.model.results import (
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):  # type: ignore[no-untyped-def]
+def __getattr__(name: str) -> ModuleType:
     """`pyhudi.spark` loads on first use, so `import pyhudi` does not import pyspark."""
     if name == "spark":
-        import importlib
-
         return importlib.import_module("pyhudi.spark")
     raise AttributeError(f"module 'pyhudi' has no attribute {name!r}")
 

@@ -208,7 +208,7 @@ def _metadata_only(
 
 def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int, *, per_core: int) -> int:
     """`hoodie.bootstrap.parallelism`, else `per_core` tasks per core (never more than files)."""
-    cores = spark.sparkContext.defaultParallelism if spark is not None else os.cpu_count() or 1
+    cores = default_parallelism(spark) if spark is not None else os.cpu_count() or 1
     return max(1, min(jobs, bootstrap_keys.PARALLELISM.get(cfg.options) or cores * per_core))
 
 

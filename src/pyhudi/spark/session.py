@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from pyhudi.spark.datasource import register
+
 DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.sql.session.timeZone": "UTC",
@@ -39,8 +41,6 @@ def local_session(
 def user_session(app_name: str, master: str) -> SparkSession:
     """A session on `master` (e.g. `spark://host:7077`) with Spark's defaults, as a user's job
     would make it, plus the `hudi` format (`pyhudi.register`)."""
-    from pyhudi.spark.datasource import register
-
     spark = SparkSession.builder.master(master).appName(app_name).getOrCreate()
     register(spark)
     return spark

@@ -32,7 +32,13 @@ from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
 from pyhudi.reader.slices import slice_tasks
-from pyhudi.spark.catalog import CatalogBinding, binding_of
+from pyhudi.spark.catalog import (
+    CatalogBinding,
+    attach_binding,
+    binding_from_properties,
+    binding_of,
+    is_catalog_create,
+)
 from pyhudi.table.context import TableContext
 
 
@@ -61,7 +67,6 @@ class HudiDataSource(DataSource):
 
     def schema(self) -> StructType:
         from pyhudi.reader.dataframe import spark_schema
-        from pyhudi.spark.catalog import attach_binding, binding_from_properties, is_catalog_create
 
         path = _path(self.options)
         if not TableContext.exists(path):

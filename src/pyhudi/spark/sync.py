@@ -24,6 +24,8 @@ from pyspark.sql import SparkSession
 from pyhudi.config import read as rkeys
 from pyhudi.config import sync as skeys
 from pyhudi.exceptions import ConfigError
+from pyhudi.reader.dataframe import spark_schema
+from pyhudi.reader.planner import plan_read
 from pyhudi.table.context import TableContext
 
 log = logging.getLogger(__name__)
@@ -105,9 +107,6 @@ def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, str]) 
 
 
 def _expected(spark: SparkSession, ctx: TableContext):  # type: ignore[no-untyped-def]
-    from pyhudi.reader.dataframe import spark_schema
-    from pyhudi.reader.planner import plan_read
-
     return spark_schema(plan_read(ctx, {}), output=True)
 
 
