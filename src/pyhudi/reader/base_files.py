@@ -22,6 +22,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.base_formats import lance_file_reader, read_lance_file
 from pyhudi.model.enums import BaseFileFormat
+from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
 
 
@@ -51,5 +52,5 @@ def _lance_frame(
                 yield from table.to_batches()
 
     indices = spark.range(len(paths)).select(F.col("id").cast("int").alias("i"))
-    slots = max(1, min(len(paths), spark.sparkContext.defaultParallelism * 4))
+    slots = max(1, min(len(paths), default_parallelism(spark) * 4))
     return indices.repartition(slots).mapInArrow(run, schema)
