@@ -11,7 +11,7 @@ import time
 
 from bench.common import ROWS, RUNS, WORK
 
-SUITES = ["bench.cow", "bench.mor", "bench.services", "bench.bootstrap"]
+SUITES = ["bench.cow", "bench.mor", "bench.services", "bench.bootstrap", "bench.occ"]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 
 

@@ -15,6 +15,7 @@ from pyhudi.exceptions import (
     CorruptFileError,
     HudiError,
     InvalidRecordError,
+    LockError,
     MissingDependencyError,
     PendingServiceError,
     SchemaMismatchError,
@@ -22,6 +23,7 @@ from pyhudi.exceptions import (
     TableNotFoundError,
     UnsupportedOperationError,
     UnsupportedVersionError,
+    WriteConflictError,
     WriteError,
 )
 from pyhudi.model.results import (
@@ -53,6 +55,7 @@ __all__ = [
     "HudiError",
     "HudiTable",
     "InvalidRecordError",
+    "LockError",
     "MissingDependencyError",
     "PendingServiceError",
     "SchemaMismatchError",
@@ -61,6 +64,7 @@ __all__ = [
     "TableNotFoundError",
     "UnsupportedOperationError",
     "UnsupportedVersionError",
+    "WriteConflictError",
     "WriteError",
     "__version__",
     "read",

@@ -232,7 +232,9 @@ class HudiTable:
     def clean(self, options: Mapping[str, str] | None = None) -> CleanResult | None:
         """Run the cleaner now (Hudi's clean options); returns what it deleted, or None."""
 
-        return run_clean(self._ctx.reload(), CleanConfig.from_options(options or {}))
+        return run_clean(
+            self._ctx.reload(), CleanConfig.from_options(options or {}), lock_options=options
+        )
 
     def archive(self, options: Mapping[str, str] | None = None) -> ArchiveResult:
         """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""

@@ -35,6 +35,16 @@ class CommitConflictError(HudiError):
     """The timeline changed underneath a write, or an instant file already exists."""
 
 
+class WriteConflictError(CommitConflictError):
+    """Another writer or service got in the way: a concurrent commit touched the same file groups
+    (OCC), our instant was rolled back or removed, or a live writer holds the table (single writer).
+    Nothing of this write is visible; retry it."""
+
+
+class LockError(HudiError):
+    """The table lock could not be acquired (or was lost) within the configured retries."""
+
+
 class SchemaMismatchError(HudiError):
     """Incoming data does not fit the table schema (missing fields, narrowing, dropped key fields)."""
 

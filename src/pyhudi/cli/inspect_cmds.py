@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from pyhudi.cli import concurrency_cmds
 from pyhudi.cli.format import human_bytes, table
 from pyhudi.config import all_options
 from pyhudi.table.context import TableContext
@@ -35,6 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                 "--all-slices", action="store_true", help="every slice, not only the latest"
             )
         sub.set_defaults(handler=handler)
+    concurrency_cmds.register_show(show)
     config = commands.add_parser("config", help="option registry").add_subparsers(
         dest="what", required=True
     )

@@ -132,8 +132,9 @@ def _show(args: argparse.Namespace, service: str) -> int:
 
 def _clean(args: argparse.Namespace) -> int:
 
+    options = _options(args.option)
     result = run_clean(
-        TableContext.open(args.path), CleanConfig.from_options(_options(args.option))
+        TableContext.open(args.path), CleanConfig.from_options(options), lock_options=options
     )
     print(result if result else "nothing to clean")
     return 0

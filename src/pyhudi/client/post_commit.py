@@ -132,7 +132,9 @@ def clustering_step(
 def clean_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
     if not clean_keys.AUTOMATIC.get(options):
         return []
-    action = lambda: run_clean(_fresh(base_path), CleanConfig.from_options(options))  # noqa: E731
+    action = lambda: run_clean(  # noqa: E731
+        _fresh(base_path), CleanConfig.from_options(options), lock_options=options
+    )
     if background or clean_keys.ASYNC.get(options):
         return _submit(base_path, "clean", action)
     outcome = action()

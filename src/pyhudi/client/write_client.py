@@ -3,8 +3,9 @@
 * `hoodie.datasource.write.operation=bootstrap` goes to the bootstrap (with its own save modes);
 * `compact` / `log_compact` run the compaction service;
 * every other operation goes through the write pipeline (`pyhudi.writer.pipeline`), and after its
-  commit the table services run (`pyhudi.client.post_commit`), under the table's lock as before.
-Concurrency control (the OCC issue) hooks in here.
+  commit the table services run (`pyhudi.client.post_commit`), under the write-scope lock
+  (`pyhudi.table.lock.write_scope_lock`: the in-process table lock for a single writer; none
+  under OCC, where only the conflict check and commit hold the configured lock provider).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pyhudi.model.results import CommitResult
 from pyhudi.services.compaction.execute import pending_compactions, run_compaction
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
-from pyhudi.table.locks import table_lock
+from pyhudi.table.lock import write_scope_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.partition_check import check_partition_values
@@ -79,7 +80,7 @@ def write(
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
     check_partition_values(records, cfg.keygen)  # before the table or the instant is created
-    with table_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1])):
+    with write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options):
         ctx, result = commit_prepared(records, path, cfg, data_schema, existing)
         return run_inline_services(records.sparkSession, ctx, cfg, result)
 

@@ -19,6 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from pyhudi.config.concurrency import (
+    HEARTBEAT_INTERVAL_MS,
+    HEARTBEAT_TOLERABLE_MISSES,
+    FailedWritesPolicy,
+    failed_writes_policy,
+)
 from pyhudi.config.options import boolean, choice, integer
 from pyhudi.config.write import FAILED_WRITES_CLEANER_POLICY
 from pyhudi.exceptions import ConfigError
@@ -35,14 +41,6 @@ class CleaningPolicy(str, Enum):
     def retains_commits(self) -> bool:
         """Policies that work from an earliest commit to retain (commits or hours)."""
         return self is not CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
-
-
-class FailedWritesPolicy(str, Enum):
-    """`HoodieFailedWritesCleaningPolicy`: when failed writes are rolled back."""
-
-    EAGER = "EAGER"  # by the next writer, before it writes
-    LAZY = "LAZY"  # by the cleaner, once the writer's heartbeat expired (multi-writer)
-    NEVER = "NEVER"
 
 
 AUTOMATIC = boolean(
@@ -93,17 +91,7 @@ INCREMENTAL_MODE = boolean(
     True,
     "Accepted for compatibility; pyhudi always scans every partition (same plan, more listing).",
 )
-HEARTBEAT_INTERVAL_MS = integer(
-    "hoodie.client.heartbeat.interval_in_ms",
-    60_000,
-    "How often a writer refreshes `.hoodie/.heartbeat/<instant>`.",
-)
-HEARTBEAT_TOLERABLE_MISSES = integer(
-    "hoodie.client.heartbeat.tolerable.misses",
-    2,
-    "Missed heartbeats after which a pending write counts as failed (LAZY failed-writes policy).",
-)
-#: Declared with the write options; re-exported here because the cleaner acts on it.
+#: Declared with the write and concurrency options; re-exported because the cleaner acts on them.
 FAILED_WRITES_POLICY = FAILED_WRITES_CLEANER_POLICY
 
 
@@ -149,7 +137,7 @@ class CleanConfig:
             file_versions_retained=FILE_VERSIONS_RETAINED.get(options),
             hours_retained=HOURS_RETAINED.get(options),
             max_commits=MAX_COMMITS.get(options),
-            failed_writes_policy=FailedWritesPolicy(FAILED_WRITES_POLICY.get(options)),
+            failed_writes_policy=failed_writes_policy(options),  # LAZY under OCC
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS.get(options),
             heartbeat_tolerable_misses=HEARTBEAT_TOLERABLE_MISSES.get(options),
         )

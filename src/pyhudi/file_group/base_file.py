@@ -26,6 +26,7 @@ from pyhudi.codec.schema import (
 )
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import IOType
+from pyhudi.table.faults import fault_point
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -162,6 +163,7 @@ class BaseFileWriter:
             writer.add_key_value_metadata(footer)
         writer.close()
         self._sink.close()
+        fault_point("write.during_data_files")  # executor side: a data file is complete
         size = self.spec.storage.status(self.path)
         size_bytes = size.size_bytes if size else 0
         return {

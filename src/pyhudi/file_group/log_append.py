@@ -26,6 +26,7 @@ from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
+from pyhudi.table.faults import fault_point
 
 #: Below this many records fastavro's per-record path is cheaper than the columnar codec's set-up.
 COLUMNAR_MIN_RECORDS = 64
@@ -95,6 +96,7 @@ def append_log(
         blocks.append(delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json))
     data = encode_blocks(blocks)
     spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
+    fault_point("write.during_data_files")  # executor side: a log file is complete
     return {
         "partition_path": partition,
         "file_id": file_id,

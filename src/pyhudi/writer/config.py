@@ -10,6 +10,7 @@ from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
+from pyhudi.config.unknown import check_write_options
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.keygen.spec import KeyGenKind, KeyGenSpec, kind_of_class, spec_from_options
 from pyhudi.model.enums import TableType, WriteOperationType
@@ -132,6 +133,7 @@ class WriteConfig:
 def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) -> WriteConfig:
     """Merge user options with the table's config; conflicting table settings are a `ConfigError`."""
     o = dict(options)
+    check_write_options(o)
     if table is not None:
         _check_against_table(o, table)
         o = with_table_defaults(o, table)

@@ -16,6 +16,7 @@ from pyhudi.config import table as table_keys
 from pyhudi.exceptions import (
     HudiError,
     InvalidRecordError,
+    TableExistsError,
     UnsupportedOperationError,
     WriteError,
 )
@@ -26,6 +27,8 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
 from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
+from pyhudi.table.lock import is_multi_writer
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
 from pyhudi.writer.operations import OPERATIONS
@@ -49,24 +52,33 @@ def commit_prepared(
 ) -> tuple[TableContext, CommitResult]:
     """Write prepared records as one instant (the caller holds the table lock); a table this write
     created is removed again when nothing got committed."""
-    created = existing is None
+    created = False
     if existing is not None:
         existing.reload()  # services may have committed while this write waited for the lock
-    ctx = existing or TableContext.create(
-        path,
-        {
-            **cfg.table_properties(),
-            table_keys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
-        },
-    )
+    else:
+        existing, created = _create_table(path, cfg, data_schema)
+    ctx = existing
     try:
         return ctx, _run(ctx, cfg, records, data_schema)
     except BaseException:
-        if created and not ctx.reload().active.timeline:
+        # Under OCC another writer may be starting on the table this write created: keep it.
+        if created and not is_multi_writer(cfg.options) and not ctx.reload().active.timeline:
             ctx.storage.delete_dir(
                 ctx.meta_path
             )  # nothing was ever committed: leave no table behind
         raise
+
+
+def _create_table(path: str, cfg: WriteConfig, data_schema: pa.Schema) -> tuple[TableContext, bool]:
+    """Create the table; (it, True), or (the table, False) when a concurrent writer created it."""
+    props = {
+        **cfg.table_properties(),
+        table_keys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
+    }
+    try:
+        return TableContext.create(path, props), True
+    except TableExistsError:
+        return TableContext.open(path), False
 
 
 def _run(
@@ -79,6 +91,7 @@ def _run(
     try:
         outcome = OPERATIONS[cfg.operation](WriteJob(records.sparkSession, ctx, cfg, spec, records))
         metadata = commit_metadata(cfg, outcome, data_schema)
+        fault_point("write.after_data_files")
         transaction.commit(metadata)
     except BaseException as err:
         transaction.abort()

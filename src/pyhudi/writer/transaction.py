@@ -10,21 +10,36 @@ from __future__ import annotations
 
 import logging
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import sleep
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.codec.file_names import parse_base_file, parse_marker
+from pyhudi.config import concurrency
 from pyhudi.config import table as tkeys
-from pyhudi.config import write as wkeys
+from pyhudi.config.concurrency import FailedWritesPolicy
+from pyhudi.config.index import INDEX_TYPE
+from pyhudi.exceptions import CommitConflictError, WriteConflictError
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.table.conflict import find_conflict, mutated_file_groups
 from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
+from pyhudi.table.guard import (
+    check_commit_allowed,
+    refuse_live_writers,
+    rollback_failed_writes_eager,
+)
 from pyhudi.table.heartbeat import Heartbeat
-from pyhudi.table.rollback import logs_written_by, rollback_failed_writes
+from pyhudi.table.lock import is_multi_writer, table_transaction
+from pyhudi.table.rollback import logs_written_by
 
 log = logging.getLogger(__name__)
+_INSTANT_TIME_ATTEMPTS = 5
+_INSTANT_TIME_RETRY_S = 0.005
 
 
 def empty_requested_replace() -> bytes:
@@ -39,6 +54,10 @@ def workload_profile(operation: WriteOperationType) -> bytes:
 
 @dataclass
 class WriteTransaction:
+    """One instant from requested to completed. `fault_prefix` names its fault points
+    (`write`, or the service: `compaction`, `clustering`); `check_conflicts` is false for table
+    services, which check their own conflicts (clustering) or have none (compaction, as Hudi)."""
+
     ctx: TableContext
     action: Action
     operation: WriteOperationType
@@ -46,41 +65,129 @@ class WriteTransaction:
     rolled_back: list[InstantTime] = field(default_factory=list)
     heartbeat: Heartbeat | None = None
     options: dict[str, str] = field(default_factory=dict)
+    fault_prefix: str = "write"
+    check_conflicts: bool = True
+    completed_at_start: frozenset[str] = frozenset()
+    pre_commit: Callable[[], None] | None = None
 
     @property
     def instant_time(self) -> InstantTime:
         assert self.instant is not None, "transaction not started"
         return self.instant.time
 
+    @property
+    def _settings(self) -> dict[str, str]:
+        return {**self.ctx.config.props, **self.options}
+
     def begin(self, instant_time: str | None = None) -> InstantTime:
-        """Roll back failed writes (EAGER), then create `<t>.<action>.requested` and the inflight file."""
-        if (
-            wkeys.FAILED_WRITES_CLEANER_POLICY.get({**self.ctx.config.props, **self.options})
-            == "EAGER"
-        ):
-            self.rolled_back = rollback_failed_writes(self.ctx)
+        """Start the heartbeat, create `<t>.<action>.requested`, check for live writers (and roll
+        back failed ones: EAGER), then create the inflight file.
+
+        The heartbeat exists before the requested file and the check runs after it, so of two
+        writers starting together at least one sees the other as live (single-writer mode).
+        """
         disable_metadata_table(self.ctx)
-        time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
+        self.ctx.active.reload()
+        self.completed_at_start = frozenset(self.ctx.active.timeline.commits().times())
+        requested = self._create_requested(instant_time)
+        self.instant = requested
+        try:
+            fault_point(f"{self.fault_prefix}.after_requested")
+            self._handle_other_writers(requested.time)
+            inflight_content = (
+                b""
+                if self.operation is WriteOperationType.BULK_INSERT
+                else workload_profile(self.operation)
+            )
+            self.instant = self.ctx.active.transition_to_inflight(requested, inflight_content)
+        except BaseException:
+            self.abort()
+            raise
+        fault_point(f"{self.fault_prefix}.after_inflight")
+        return requested.time
+
+    def _create_requested(self, instant_time: str | None) -> Instant:
+        """Heartbeat first, then the requested file; a new instant time when another process
+        took the same one (instant times have millisecond resolution)."""
+        interval_s = concurrency.heartbeat_interval_ms(self._settings) / 1000
         content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
-        requested = self.ctx.active.create_requested(time, self.action, content)
-        self.heartbeat = Heartbeat(self.ctx, time).start()
-        inflight_content = (
-            b""
-            if self.operation is WriteOperationType.BULK_INSERT
-            else workload_profile(self.operation)
+        for _ in range(_INSTANT_TIME_ATTEMPTS):
+            time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
+            heartbeat = Heartbeat(self.ctx, time, interval_s)
+            if instant_time:  # fixed times (bootstrap): a crashed run's heartbeat is stale
+                heartbeat.start()
+            elif not heartbeat.start_new():
+                self._wait_for_next_time()
+                continue
+            try:
+                requested = self.ctx.active.create_requested(time, self.action, content)
+            except CommitConflictError:
+                heartbeat.stop()
+                if instant_time:
+                    raise
+                self._wait_for_next_time()
+                continue
+            self.heartbeat = heartbeat
+            return requested
+        raise CommitConflictError(
+            f"no free instant time on {self.ctx.uri} after {_INSTANT_TIME_ATTEMPTS} attempts"
         )
-        self.instant = self.ctx.active.transition_to_inflight(requested, inflight_content)
-        return time
+
+    def _wait_for_next_time(self) -> None:
+        sleep(_INSTANT_TIME_RETRY_S)
+        self.ctx.active.reload()
+
+    def _handle_other_writers(self, own: InstantTime) -> None:
+        """Single writer: fail on a live writer, roll back failed ones (EAGER). OCC: nothing here
+        (failed writes are the cleaner's, LAZY; conflicts are checked at commit)."""
+        settings = self._settings
+        if is_multi_writer(self.options):  # also checks the lock options before data is written
+            return
+        if concurrency.failed_writes_policy(settings) is FailedWritesPolicy.EAGER:
+            with table_transaction(self.ctx, self.options):
+                self.rolled_back = rollback_failed_writes_eager(self.ctx, settings, own=own)
+        else:
+            refuse_live_writers(self.ctx, settings, own=own)
 
     def commit(self, metadata: CommitMetadata) -> Instant:
+        """Complete the instant under the table lock, after the commit guard and (OCC) the
+        conflict check; a conflict raises `WriteConflictError` and nothing is committed."""
         assert self.instant is not None
         self._reconcile_markers(metadata)
-        completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
+        with table_transaction(self.ctx, self.options):
+            check_commit_allowed(self.ctx, self.instant)
+            if self.pre_commit is not None:
+                self.pre_commit()
+            if self.check_conflicts and is_multi_writer(self.options):
+                self._check_conflicts(metadata)
+            completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
+        fault_point(f"{self.fault_prefix}.after_commit")
         self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
-        self._stop_heartbeat()
+        self.stop_heartbeat()
         return completed
 
-    def _stop_heartbeat(self) -> None:
+    def _check_conflicts(self, metadata: CommitMetadata) -> None:
+        assert self.instant is not None
+        settings = self._settings
+        by_bucket = (
+            INDEX_TYPE.get(settings) == "BUCKET"
+            or concurrency.CONFLICT_RESOLUTION_STRATEGY.get(settings)
+            == concurrency.BUCKET_CONFLICT_STRATEGY
+        )
+        conflict = find_conflict(
+            self.ctx.active,
+            self.instant,
+            mutated_file_groups(metadata),
+            self.completed_at_start,
+            by_bucket=by_bucket,
+        )
+        if conflict is not None:
+            raise WriteConflictError(
+                f"write {self.instant.time} conflicts with a concurrent operation and was rolled "
+                f"back: {conflict.describe()}; nothing of it was committed, retry the write"
+            )
+
+    def stop_heartbeat(self) -> None:
         if self.heartbeat is not None:
             self.heartbeat.stop()
             self.heartbeat = None
@@ -96,7 +203,7 @@ class WriteTransaction:
                 self.ctx.storage.delete(path)
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
-            self._stop_heartbeat()
+            self.stop_heartbeat()
         except Exception:  # leave it to the next writer's rollback
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant

@@ -31,6 +31,7 @@ from typing import Any
 from pyhudi.codec.avro_schemas import decode_container, encode_container
 from pyhudi.codec.service_plans import clean_plan_from_avro, clean_plan_to_avro
 from pyhudi.config.clean import CleanConfig, CleaningPolicy, FailedWritesPolicy
+from pyhudi.exceptions import CommitConflictError
 from pyhudi.model.file import join_partition
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.model.plans import CleanPlan
@@ -38,8 +39,11 @@ from pyhudi.model.results import CleanResult
 from pyhudi.services.clean.plan import plan_clean
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
-from pyhudi.table.heartbeat import heartbeat_path
-from pyhudi.table.rollback import failed_write_instants, rollback_instant
+from pyhudi.table.faults import fault_point
+from pyhudi.table.guard import rollback_expired
+from pyhudi.table.heartbeat import is_heartbeat_expired
+from pyhudi.table.lock import table_transaction
+from pyhudi.table.rollback import failed_write_instants
 
 #: `CleanerUtils.LATEST_CLEAN_METADATA_VERSION`.
 CLEAN_METADATA_VERSION = 2
@@ -71,7 +75,9 @@ def schedule_clean(
     if plan is None:
         return None
     content = encode_container("HoodieCleanerPlan", clean_plan_to_avro(plan))
-    return ctx.active.create_requested(ctx.new_instant_time(), Action.CLEAN, content)
+    requested = ctx.active.create_requested(ctx.new_instant_time(), Action.CLEAN, content)
+    fault_point("clean.after_requested")
+    return requested
 
 
 # ---- execution ------------------------------------------------------------------------------------
@@ -88,19 +94,33 @@ def execute_clean(ctx: TableContext, instant: Instant) -> CleanResult:
     requested = Instant(current.time, Action.CLEAN, State.REQUESTED)
     content = ctx.active.read_content(requested)
     plan = _decode_plan(ctx, content, current)
-    inflight = (
-        current if current.is_inflight else ctx.active.transition_to_inflight(current, content)
-    )
+    inflight = current if current.is_inflight else _to_inflight(ctx, current, content)
+    fault_point("clean.after_inflight")
     outcome = {
         f.file_path: _delete_file(ctx.storage, _storage_path(ctx, f.file_path))
         for files in plan.files_per_partition.values()
         for f in files
     }
     deleted_partitions = _delete_partitions(ctx, plan)
+    fault_point("clean.after_data_files")
     elapsed_ms = int((time.monotonic() - started) * 1000)
     metadata = clean_metadata_record(inflight.time, elapsed_ms, plan, outcome, deleted_partitions)
-    ctx.active.complete(inflight, encode_container("HoodieCleanMetadata", metadata))
+    try:
+        ctx.active.complete(inflight, encode_container("HoodieCleanMetadata", metadata))
+    except CommitConflictError:  # another process ran the same clean and completed it first
+        done = _clean_instant(ctx, inflight.time)
+        if not done.is_completed:
+            raise
+        return _result_from_metadata(done.time, decode_container(ctx.active.read_content(done)))
+    fault_point("clean.after_commit")
     return _result_from_metadata(inflight.time, metadata)
+
+
+def _to_inflight(ctx: TableContext, requested: Instant, content: bytes) -> Instant:
+    try:
+        return ctx.active.transition_to_inflight(requested, content)
+    except CommitConflictError:  # another process started executing it: run it too (idempotent)
+        return requested.with_state(State.INFLIGHT)
 
 
 def _clean_instant(ctx: TableContext, instant_time: str) -> Instant:
@@ -228,50 +248,51 @@ def _result_from_metadata(instant_time: str, metadata: Mapping[str, Any]) -> Cle
 # ---- failed writes (LAZY policy) ------------------------------------------------------------------
 
 
-def is_heartbeat_expired(
-    ctx: TableContext, instant_time: str, expiry_ms: int, *, now: datetime | None = None
-) -> bool:
-    """No heartbeat file, or one not refreshed for more than `expiry_ms` (`HoodieHeartbeatClient`)."""
-    status = ctx.storage.status(heartbeat_path(ctx, instant_time))
-    if status is None or status.mtime_ns is None:
-        return True
-    now_ms = int((now.timestamp() if now is not None else time.time()) * 1000)
-    return now_ms - status.mtime_ns // 1_000_000 > expiry_ms
-
-
 def rollback_expired_writes(
-    ctx: TableContext, config: CleanConfig, *, now: datetime | None = None
+    ctx: TableContext,
+    config: CleanConfig,
+    *,
+    now: datetime | None = None,
+    lock_options: Mapping[str, str] | None = None,
 ) -> list[InstantTime]:
-    """Roll back pending writes (not compaction or clustering) whose writer stopped beating."""
-    expired = [
-        instant
-        for instant in failed_write_instants(ctx)
-        if is_heartbeat_expired(ctx, instant.time, config.heartbeat_expiry_ms, now=now)
-    ]
-    rolled = []
-    for instant in sorted(expired, key=lambda i: i.time, reverse=True):
-        rollback_instant(ctx, instant)
-        ctx.storage.delete(heartbeat_path(ctx, instant.time))  # HeartbeatUtils.deleteHeartbeatFile
-        rolled.append(instant.time)
-    return rolled
+    """Roll back pending writes (not compaction or clustering) whose writer stopped beating.
+
+    Under the table lock, so a writer's commit guard sees the rollback or the rollback sees the
+    completed commit (and leaves it alone).
+    """
+    with table_transaction(ctx, lock_options):
+        ctx.active.reload()
+        expired = [
+            instant
+            for instant in failed_write_instants(ctx)
+            if is_heartbeat_expired(ctx, instant.time, config.heartbeat_expiry_ms, now=now)
+        ]
+        return rollback_expired(ctx, expired)
 
 
 # ---- the service ----------------------------------------------------------------------------------
 
 
 def run_clean(
-    ctx: TableContext, config: CleanConfig, *, now: datetime | None = None
+    ctx: TableContext,
+    config: CleanConfig,
+    *,
+    now: datetime | None = None,
+    lock_options: Mapping[str, str] | None = None,
 ) -> CleanResult | None:
     """Complete pending cleans, roll back expired writes (LAZY), then clean if due.
 
-    Returns the last clean executed, or None when there was none.
+    `lock_options` are the writer's concurrency options (the table lock guards the rollbacks and
+    the scheduling). Returns the last clean executed, or None when there was none.
     """
     ctx.active.reload()
     pending = list(ctx.active.timeline.pending().with_actions(Action.CLEAN))
     results = [execute_clean(ctx, instant) for instant in pending]
     if config.failed_writes_policy is FailedWritesPolicy.LAZY:
-        rollback_expired_writes(ctx, config, now=now)
-    instant = schedule_clean(ctx, config, now=now)
+        rollback_expired_writes(ctx, config, now=now, lock_options=lock_options)
+    with table_transaction(ctx, lock_options):
+        ctx.active.reload()
+        instant = schedule_clean(ctx, config, now=now)
     if instant is not None:
         results.append(execute_clean(ctx, instant))
     return results[-1] if results else None

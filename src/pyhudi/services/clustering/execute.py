@@ -22,7 +22,7 @@ from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
 from pyhudi.codec.service_plans import clustering_group_from_avro, clustering_plan_to_avro
 from pyhudi.config import clustering as clustering_keys
 from pyhudi.config.clustering import ClusteringConfig
-from pyhudi.exceptions import CommitConflictError, PendingServiceError
+from pyhudi.exceptions import PendingServiceError, WriteConflictError
 from pyhudi.file_group.bulk_insert import PartitionBuffer
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -39,7 +39,8 @@ from pyhudi.services.checks import check_plan_partitions
 from pyhudi.services.clustering.plan import plan_clustering
 from pyhudi.services.common import begin_execution, commit_service, reset_to_requested, service_pool
 from pyhudi.table.context import TableContext
-from pyhudi.table.locks import table_lock
+from pyhudi.table.faults import fault_point
+from pyhudi.table.lock import table_transaction
 
 
 def pending_clusterings(ctx: TableContext) -> list[Instant]:
@@ -60,14 +61,18 @@ def commits_since_last_clustering(ctx: TableContext) -> int:
 def schedule_clustering(
     ctx: TableContext, options: Mapping[str, str] | None = None
 ) -> Instant | None:
-    ctx.reload()
-    plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
-    if plan is None:
-        return None
-    content = avro_schemas.encode_container(
-        "HoodieRequestedReplaceMetadata", clustering_plan_to_avro(plan, ctx.uri)
-    )
-    return ctx.active.create_requested(ctx.new_instant_time(), Action.REPLACE_COMMIT, content)
+    with table_transaction(ctx, options):  # planned on a consistent view (OCC)
+        ctx.reload()
+        plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
+        if plan is None:
+            return None
+        content = avro_schemas.encode_container(
+            "HoodieRequestedReplaceMetadata", clustering_plan_to_avro(plan, ctx.uri)
+        )
+        time = ctx.new_instant_time()
+        requested = ctx.active.create_requested(time, Action.REPLACE_COMMIT, content)
+    fault_point("clustering.after_requested")
+    return requested
 
 
 def execute_clustering(
@@ -91,14 +96,14 @@ def execute_clustering(
                 for g in groups
                 for row in _cluster_group(spark, ctx, spec, g, sort_columns, schema)
             ]
-        with table_lock(ctx.uri):  # no write commits between the conflict check and this commit
-            _check_conflicts(ctx.reload(), inflight, groups)
-            commit_service(
-                ctx,
-                inflight,
-                WriteOperationType.CLUSTER,
-                _metadata(cfg.table_name, schema, rows, groups),
-            )
+        commit_service(  # the conflict check runs under the table lock, right before the commit
+            ctx,
+            inflight,
+            WriteOperationType.CLUSTER,
+            _metadata(cfg.table_name, schema, rows, groups),
+            options,
+            pre_commit=lambda: _check_conflicts(ctx.reload(), inflight, groups),
+        )
 
     except BaseException:
         reset_to_requested(ctx, inflight)
@@ -192,7 +197,7 @@ def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[Clusteri
             continue
         for stat in ctx.active.commit_metadata(instant).write_stats():
             if (stat.partition_path or "", stat.file_id) in inputs:
-                raise CommitConflictError(
+                raise WriteConflictError(
                     f"clustering {inflight.time} aborted: commit {instant.time} wrote to its input file group "
                     f"{stat.file_id}; it will be planned again"
                 )

@@ -18,6 +18,7 @@ from pyhudi.codec import avro_schemas
 from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
 from pyhudi.config.compaction import CompactionConfig
+from pyhudi.config.concurrency import concurrency_mode
 from pyhudi.exceptions import PendingServiceError, UnsupportedOperationError
 from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.identity import task_identity
@@ -40,6 +41,8 @@ from pyhudi.services.common import begin_execution, commit_service, reset_to_req
 from pyhudi.services.compaction.plan import plan_compaction, should_schedule
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
+from pyhudi.table.lock import table_transaction
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +57,24 @@ def _require_merge_on_read(ctx: TableContext) -> None:
 def schedule_compaction(
     ctx: TableContext, options: Mapping[str, str] | None = None, *, force: bool = False
 ) -> Instant | None:
-    """Write a compaction plan (`<t>.compaction.requested`) if the trigger fires (or `force`) and slices qualify."""
+    """Write a compaction plan (`<t>.compaction.requested`) if the trigger fires (or `force`) and
+    slices qualify; planned and written under the table lock (a consistent view under OCC)."""
     _require_merge_on_read(ctx)
+    with table_transaction(ctx, options):
+        requested = _schedule_locked(ctx, options or {}, force)
+    if requested is not None:
+        fault_point("compaction.after_requested")
+    return requested
+
+
+def _schedule_locked(ctx: TableContext, options: Mapping[str, str], force: bool) -> Instant | None:
     ctx.reload()
-    config = CompactionConfig.from_options(options or {})
+    config = CompactionConfig.from_options(options)
     pending_writes = [
         i for i in ctx.active.timeline.pending() if i.action in (Action.COMMIT, Action.DELTA_COMMIT)
     ]
-    if pending_writes:
+    if pending_writes and not concurrency_mode(options).supports_multi_writer:
+        # Under OCC a write pending across the plan conflicts with it at its own commit (Hudi).
         raise PendingServiceError(
             f"cannot schedule compaction while write {pending_writes[0]} is in flight"
         )
@@ -70,9 +83,8 @@ def schedule_compaction(
     plan = plan_compaction(ctx, config)
     if plan is None:
         return None
-    time = ctx.new_instant_time()
     return ctx.active.create_requested(
-        time,
+        ctx.new_instant_time(),
         Action.COMPACTION,
         avro_schemas.encode_container("HoodieCompactionPlan", compaction_plan_to_avro(plan)),
     )
@@ -103,7 +115,7 @@ def execute_compaction(
         with service_pool(spark):
             rows = _run_tasks(spark, spec, _tasks(ctx, plan, spec, inflight.time))
         metadata = _metadata(cfg.table_name, schema, rows)
-        commit_service(ctx, inflight, WriteOperationType.COMPACT, metadata)
+        commit_service(ctx, inflight, WriteOperationType.COMPACT, metadata, options)
     except BaseException:
         reset_to_requested(ctx, inflight)
         raise

@@ -1,0 +1,145 @@
+"""Concurrency options (`HoodieWriteConfig` concurrency mode, `HoodieLockConfig`, `LockConfiguration`).
+
+Two writers (or a writer and a table service job) may work on one table only under optimistic
+concurrency control: each takes the table lock around its conflict check and commit. Under OCC,
+failed writes are rolled back lazily (by the cleaner, once their heartbeat expired), as in Hudi.
+
+>>> concurrency_mode({"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL"})
+<ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL: 'optimistic_concurrency_control'>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+
+from pyhudi.config.options import choice, integer, string
+from pyhudi.config.write import FAILED_WRITES_CLEANER_POLICY
+
+
+class FailedWritesPolicy(str, Enum):
+    """`HoodieFailedWritesCleaningPolicy`: when failed writes are rolled back."""
+
+    EAGER = "EAGER"  # by the next writer, before it writes
+    LAZY = "LAZY"  # by the cleaner, once the writer's heartbeat expired (multi-writer)
+    NEVER = "NEVER"
+
+
+class ConcurrencyMode(str, Enum):
+    """`WriteConcurrencyMode`; the value is Hudi's (lower-case) option spelling."""
+
+    SINGLE_WRITER = "single_writer"
+    OPTIMISTIC_CONCURRENCY_CONTROL = "optimistic_concurrency_control"
+
+    @property
+    def supports_multi_writer(self) -> bool:
+        return self is ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL
+
+
+HEARTBEAT_INTERVAL_MS = integer(
+    "hoodie.client.heartbeat.interval_in_ms",
+    60_000,
+    "How often a writer refreshes `.hoodie/.heartbeat/<instant>`.",
+)
+HEARTBEAT_TOLERABLE_MISSES = integer(
+    "hoodie.client.heartbeat.tolerable.misses",
+    2,
+    "Missed heartbeats after which a pending write counts as failed: EAGER rollback skips it "
+    "until then, LAZY cleaning rolls it back after.",
+)
+
+IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+#: pyhudi's own: atomic create-if-absent of a lease file that its holder keeps refreshing.
+STORAGE_LOCK = "pyhudi.StorageBasedLockProvider"
+#: Hudi's default provider (ZooKeeper): not available in pyhudi.
+ZOOKEEPER_LOCK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+SIMPLE_CONFLICT_STRATEGY = (
+    "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy"
+)
+BUCKET_CONFLICT_STRATEGY = (
+    "org.apache.hudi.client.transaction.BucketIndexConcurrentFileWritesConflictResolutionStrategy"
+)
+
+CONCURRENCY_MODE = choice(
+    "hoodie.write.concurrency.mode",
+    ConcurrencyMode.SINGLE_WRITER.value,
+    tuple(m.value for m in ConcurrencyMode),
+    "single_writer (Hudi's default: one writer, EAGER rollback of failed writes) or "
+    "optimistic_concurrency_control (many writers, a table lock around conflict check + commit).",
+    upper=False,
+)
+LOCK_PROVIDER = string(
+    "hoodie.write.lock.provider",
+    None,
+    f"Lock provider class under OCC: {IN_PROCESS_LOCK} (writers in one process), "
+    f"{FILE_SYSTEM_LOCK} (Hudi's lock file, shared with JVM writers) or {STORAGE_LOCK} "
+    "(a lease file that expires when its holder dies).",
+)
+CONFLICT_RESOLUTION_STRATEGY = string(
+    "hoodie.write.lock.conflict.resolution.strategy",
+    None,
+    "Conflict resolution: Simple (file groups) or, inferred for the bucket index, BucketIndex "
+    "(buckets) concurrent file writes strategy.",
+)
+LOCK_WAIT_TIME_MS = integer(
+    "hoodie.write.lock.wait_time_ms",
+    60_000,
+    "How long one lock attempt of the in-process and storage providers waits.",
+)
+LOCK_NUM_RETRIES = integer(
+    "hoodie.write.lock.num_retries", 15, "Provider-level retries of one lock attempt."
+)
+LOCK_RETRY_WAIT_MS = integer(
+    "hoodie.write.lock.wait_time_ms_between_retry",
+    1_000,
+    "Wait between provider-level retries (and the storage lock's polling interval).",
+)
+LOCK_CLIENT_NUM_RETRIES = integer(
+    "hoodie.write.lock.client.num_retries",
+    50,
+    "Times the lock manager retries a failed attempt before giving up.",
+)
+LOCK_CLIENT_RETRY_WAIT_MS = integer(
+    "hoodie.write.lock.client.wait_time_ms_between_retry",
+    5_000,
+    "Wait of the lock manager between failed attempts.",
+)
+FILESYSTEM_LOCK_PATH = string(
+    "hoodie.write.lock.filesystem.path",
+    None,
+    "Folder of FileSystemBasedLockProvider's `lock` file (default: the table's `.hoodie`).",
+)
+FILESYSTEM_LOCK_EXPIRE = integer(
+    "hoodie.write.lock.filesystem.expire",
+    0,
+    "FileSystemBasedLockProvider: minutes after which a lock file counts as abandoned (0: never).",
+)
+LOCK_HEARTBEAT_INTERVAL_MS = integer(
+    "hoodie.write.lock.heartbeat_interval_ms",
+    60_000,
+    f"{STORAGE_LOCK}: how often the holder renews its lease; the lease lasts two intervals.",
+)
+
+KNOWN_LOCK_PROVIDERS = (IN_PROCESS_LOCK, FILE_SYSTEM_LOCK, STORAGE_LOCK)
+KNOWN_CONFLICT_STRATEGIES = (SIMPLE_CONFLICT_STRATEGY, BUCKET_CONFLICT_STRATEGY)
+
+
+def concurrency_mode(options: Mapping[str, str]) -> ConcurrencyMode:
+    return ConcurrencyMode(CONCURRENCY_MODE.get(options))
+
+
+def failed_writes_policy(options: Mapping[str, str]) -> FailedWritesPolicy:
+    """The failed-writes policy in effect: OCC forces LAZY (Hudi's `HoodieWriteConfig` does too)."""
+    if concurrency_mode(options).supports_multi_writer:
+        return FailedWritesPolicy.LAZY
+    return FailedWritesPolicy(FAILED_WRITES_CLEANER_POLICY.get(options))
+
+
+def heartbeat_interval_ms(options: Mapping[str, str]) -> int:
+    return HEARTBEAT_INTERVAL_MS.get(options)
+
+
+def heartbeat_expiry_ms(options: Mapping[str, str]) -> int:
+    """A heartbeat older than this means its writer is gone (interval x tolerable misses)."""
+    return HEARTBEAT_INTERVAL_MS.get(options) * HEARTBEAT_TOLERABLE_MISSES.get(options)
