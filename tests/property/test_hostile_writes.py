@@ -80,7 +80,11 @@ def test_random_hostile_values_fail_cleanly_or_read_back(
     existing: bool,
 ) -> None:
     stored = sanitize_name(column) if sanitize else column
-    assume(column not in FIXED and stored not in FIXED and not stored.startswith("_hoodie"))
+    # Column names are case-insensitive for Spark and hudi-rs: `P` beside `p` is another
+    # question (an ambiguous schema), not a hostile value.
+    taken = {name.lower() for name in FIXED}
+    assume(column.lower() not in taken and stored.lower() not in taken)
+    assume(not stored.lower().startswith("_hoodie"))
     assume(key not in ("k0", "base"))
     with tempfile.TemporaryDirectory() as tmp:
         parent = os.path.join(tmp, "a", "b")
