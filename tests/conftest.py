@@ -12,7 +12,15 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from hypothesis import settings
+
 from tests.helpers.fixtures import table_names, unzip_table
+
+# CI (CI=true) replays the same examples every run, so a landing is decided by the code, not by
+# the draw; local runs keep exploring new examples and find new cases.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
