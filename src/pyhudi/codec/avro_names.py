@@ -92,14 +92,24 @@ def invalid_names_error(paths: list[str]) -> SchemaMismatchError:
 
 
 def check_unique(names: list[str], originals: list[str], where: str) -> None:
-    """`SchemaMismatchError` when sanitizing made two names of one record equal."""
-    seen: dict[str, str] = {}
+    """`SchemaMismatchError` when two names of one record are equal, ignoring case.
+
+    Sanitizing can make two names equal; names that differ only in case are ambiguous to Spark
+    (case-insensitive by default) and to hudi-rs, so they are refused as Spark's own writers do.
+    """
+    seen: dict[str, tuple[str, str]] = {}
     for new, old in zip(names, originals, strict=True):
-        if new in seen:
+        if new.lower() in seen:
+            first_new, first_old = seen[new.lower()]
+            if first_new != new or first_old == old:
+                raise SchemaMismatchError(
+                    f"columns {first_old!r} and {old!r}{where} differ only in case; Spark and "
+                    "Hudi readers resolve column names case-insensitively, rename one"
+                )
             raise SchemaMismatchError(
-                f"columns {seen[new]!r} and {old!r}{where} both sanitize to {new!r}; rename one"
+                f"columns {first_old!r} and {old!r}{where} both sanitize to {new!r}; rename one"
             )
-        seen[new] = old
+        seen[new.lower()] = (new, old)
 
 
 def check_table_name(name: str) -> None:

@@ -23,6 +23,7 @@ from pyhudi.client.post_commit import ASYNC_CONTEXT_KEY
 from pyhudi.client.standalone import run_pending_services
 from pyhudi.client.write_client import write
 from pyhudi.config import clustering as clkeys
+from pyhudi.exceptions import HudiError
 from pyhudi.services.runner import runner_for
 from pyhudi.table.context import TableContext
 
@@ -148,5 +149,13 @@ def _finish_bounded(
         query.awaitTermination()
     except Exception:  # the query's own error is the caller's to see
         return
-    if TableContext.exists(path):
-        run_pending_services(streaming_df.sparkSession, TableContext.open(path), options)
+    if not TableContext.exists(path):
+        return
+    ctx = TableContext.open(path)
+    try:
+        run_pending_services(streaming_df.sparkSession, ctx, options)
+    except HudiError as err:  # e.g. a clustering that lost a write conflict: retried later
+        log.warning("table services after the bounded stream into %s failed: %s", path, err)
+        runner = runner_for(ctx.uri)
+        with runner.lock:
+            runner.failures.append(f"services after the stream: {err}")
