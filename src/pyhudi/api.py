@@ -239,7 +239,9 @@ class HudiTable:
     def archive(self, options: Mapping[str, str] | None = None) -> ArchiveResult:
         """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""
 
-        return archive(self._ctx.reload(), ArchivalConfig.from_options(options or {}))
+        return archive(
+            self._ctx.reload(), ArchivalConfig.from_options(options or {}), lock_options=options
+        )
 
     def archived_timeline(self) -> list[Instant]:
         """Instants moved to the archived timeline, oldest first."""

@@ -143,10 +143,11 @@ def _clean(args: argparse.Namespace) -> int:
 def _archive(args: argparse.Namespace) -> int:
 
     ctx = TableContext.open(args.path)
-    config = ArchivalConfig.from_options(_options(args.option))
+    options = _options(args.option)
+    config = ArchivalConfig.from_options(options)
     if args.dry_run:
         instants = plan_archival(ctx, config)
         print("\n".join(str(i) for i in instants) if instants else "nothing to archive")
         return 0
-    print(archive(ctx, config))
+    print(archive(ctx, config, lock_options=options))
     return 0

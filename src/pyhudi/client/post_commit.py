@@ -144,7 +144,9 @@ def clean_step(base_path: str, options: Mapping[str, str], background: bool) -> 
 def archival_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
     if not archival_keys.AUTOMATIC.get(options):
         return []
-    action = lambda: archive(_fresh(base_path), ArchivalConfig.from_options(options))  # noqa: E731
+    action = lambda: archive(  # noqa: E731
+        _fresh(base_path), ArchivalConfig.from_options(options), lock_options=options
+    )
     if background or archival_keys.ASYNC.get(options):
         return _submit(base_path, "archival", action)
     outcome = action()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 from pyhudi.codec.archived_entry import (
@@ -38,6 +38,7 @@ from pyhudi.model.results import ArchiveResult
 from pyhudi.services.archival.plan import plan_archival
 from pyhudi.storage import FileStatus
 from pyhudi.table.context import TableContext
+from pyhudi.table.lock import table_transaction
 from pyhudi.timeline.archived import archive_files, archive_folder
 from pyhudi.timeline.instant_time import format_instant
 
@@ -45,9 +46,20 @@ log = logging.getLogger(__name__)
 TimelineFile = tuple[Instant, FileStatus]
 
 
-def archive(ctx: TableContext, config: ArchivalConfig) -> ArchiveResult:
-    """Archive what `plan_archival` chooses; see the module docstring for the order of writes."""
+def archive(
+    ctx: TableContext, config: ArchivalConfig, *, lock_options: Mapping[str, str] | None = None
+) -> ArchiveResult:
+    """Archive what `plan_archival` chooses; see the module docstring for the order of writes.
+
+    Under the table lock when `lock_options` configure one (Hudi's archiver takes the transaction
+    lock too), so a concurrent writer's conflict check never reads a timeline half archived.
+    """
     ctx.config.check_writable(ctx.base_path)
+    with table_transaction(ctx, lock_options):
+        return _archive(ctx, config)
+
+
+def _archive(ctx: TableContext, config: ArchivalConfig) -> ArchiveResult:
     ctx.active.reload()
     instants = plan_archival(ctx, config)
     if not instants:

@@ -28,7 +28,7 @@ from pyhudi.codec.log.avro_content import decode_avro_records
 from pyhudi.codec.log.inspect import inspect_log
 from pyhudi.codec.log.reader import read_log_file
 from pyhudi.config.archival import ArchivalConfig
-from pyhudi.exceptions import ConfigError, UnsupportedVersionError
+from pyhudi.exceptions import ConfigError, LockError, UnsupportedVersionError
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType, WriteOperationType
 from pyhudi.model.instant import Action, State
 from pyhudi.services.archival import execute as archival
@@ -371,3 +371,36 @@ def test_config_min_not_above_cleaner_retention_only_warns(caplog):
         )
     assert config.min_commits_to_keep == 5
     assert "hoodie.cleaner.commits.retained=10" in caplog.text
+
+
+# ---- under the table lock ----------------------------------------------------------------------
+
+
+def _occ_file_lock() -> dict[str, str]:
+    return {
+        "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        "hoodie.write.lock.provider": (
+            "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+        ),
+        "hoodie.write.lock.wait_time_ms": "50",
+        "hoodie.write.lock.wait_time_ms_between_retry": "10",
+        "hoodie.write.lock.num_retries": "2",
+        "hoodie.write.lock.client.num_retries": "2",
+        "hoodie.write.lock.client.wait_time_ms_between_retry": "10",
+    }
+
+
+def test_archive_with_a_lock_provider_waits_for_the_table_lock_and_archives_nothing_without_it(
+    tmp_path,
+):
+    ctx = new_table(tmp_path)
+    commits(ctx, 1, 35)
+    lock_file = Path(ctx.meta_path) / "lock"
+    lock_file.write_text('{"lockThreadName" : "another-writer"}')
+    with pytest.raises(LockError, match="another-writer"):
+        archive(ctx, DEFAULT, lock_options=_occ_file_lock())
+    assert ctx.active.reload().timeline.commits().times() == times(1, 35)
+    lock_file.unlink()
+    result = archive(ctx, DEFAULT, lock_options=_occ_file_lock())
+    assert [i.time for i in result.archived] == times(1, 15)
+    assert not lock_file.exists()
