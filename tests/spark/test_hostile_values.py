@@ -184,6 +184,21 @@ def test_data_source_writes_reject_hostile_values_and_leave_the_table(spark, tmp
     assert tree_bytes(tmp_path / "x") == {}
 
 
+def test_a_data_source_write_rejected_in_one_task_removes_the_partition_another_task_made(
+    spark, tmp_path, table
+):
+    """One task writes a new valid partition, the other rejects a value: the abort removes the
+    data file, and the new partition's folder and metafile too."""
+    before, around = tree_bytes(table), tree_bytes(tmp_path)
+    rows = [dict(trips(300, 1)[0], city="brand_new"), dict(trips(301, 1)[0], city="../../escape")]
+    frame = df_of(spark, rows).repartition(2, "city")
+    assert sorted(len(p) for p in frame.rdd.glom().collect()) == [1, 1]
+    options = {**trips_options(), "hoodie.datasource.write.operation": "insert"}
+    with pytest.raises(Exception, match="partition path field 'city'"):
+        frame.write.format("hudi").options(**options).mode("append").save(table)
+    assert tree_bytes(table) == before and tree_bytes(tmp_path) == around
+
+
 def test_stream_write_rejects_a_hostile_micro_batch(spark, tmp_path, table):
     source = tmp_path / "in"
     source.mkdir()
@@ -300,4 +315,4 @@ def test_full_record_bootstrap_checks_partition_values_from_the_key_generator(sp
     around = tree_bytes(tmp_path)
     with pytest.raises(Exception, match="partition path field 'city'"):
         pyhudi.write(spark.createDataFrame([], "x int"), str(target), options)
-    assert files_outside(tmp_path, target) == set(around)
+    assert tree_bytes(tmp_path) == around and not target.exists()  # the created table is gone

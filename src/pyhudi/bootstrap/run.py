@@ -78,7 +78,35 @@ def bootstrap(
         p for p in source.partitions if modes[p.relative_path] is BootstrapMode.METADATA_ONLY
     ]
     check_source(source, metadata_parts, translate)
+    target_storage, target_path = Storage.for_uri(target)
+    target_existed = target_storage.exists(target_path)
     ctx = existing or _create(target, cfg, source)
+    try:
+        instants, skeletons, meta_rows, full_rows = _write_parts(
+            spark, ctx, cfg, source, modes, translate
+        )
+    except BaseException:
+        if existing is None:
+            _remove_created_table(ctx, keep_folder=target_existed)
+        raise
+    return BootstrapResult(
+        table_path=ctx.uri,
+        source_path=source.uri,
+        modes={p: m.value for p, m in modes.items()},
+        skeleton_files=skeletons,
+        metadata_only_rows=meta_rows,
+        full_record_rows=full_rows,
+        seconds=time.monotonic() - started,
+        instants=tuple(instants),
+        action=_action(cfg).value,
+    )
+
+
+def _write_parts(spark, ctx, cfg, source, modes, translate):  # type: ignore[no-untyped-def]
+    """The METADATA_ONLY then the FULL_RECORD commit: (instants, skeletons, rows of each)."""
+    metadata_parts = [
+        p for p in source.partitions if modes[p.relative_path] is BootstrapMode.METADATA_ONLY
+    ]
     full_parts = [
         p for p in source.partitions if modes[p.relative_path] is BootstrapMode.FULL_RECORD
     ]
@@ -91,17 +119,16 @@ def bootstrap(
     if full_parts:
         full_rows = _full_record(spark, ctx.reload(), cfg, source, _jobs(full_parts, translate))
         instants.append(FULL_BOOTSTRAP_INSTANT)
-    return BootstrapResult(
-        table_path=ctx.uri,
-        source_path=source.uri,
-        modes={p: m.value for p, m in modes.items()},
-        skeleton_files=skeletons,
-        metadata_only_rows=meta_rows,
-        full_record_rows=full_rows,
-        seconds=time.monotonic() - started,
-        instants=tuple(instants),
-        action=_action(cfg).value,
-    )
+    return instants, skeletons, meta_rows, full_rows
+
+
+def _remove_created_table(ctx: TableContext, *, keep_folder: bool) -> None:
+    """A bootstrap that created the table and committed nothing leaves no table behind."""
+    if ctx.reload().active.timeline.commits():
+        return  # the METADATA_ONLY commit landed: the table stays, with what it holds
+    ctx.storage.delete_dir(ctx.meta_path)
+    if not keep_folder and not ctx.storage.list_dir(ctx.base_path):
+        ctx.storage.delete_dir(ctx.base_path)
 
 
 def _target(target: str, source_uri: str, mode: str) -> tuple[TableContext | None, bool]:

@@ -35,6 +35,26 @@ def ensure_partition_metadata(
         storage.create_new(target, dump_partition_metadata(instant_time, depth))
 
 
+def remove_partition_left_empty(storage: Storage, base_path: str, partition: str) -> bool:
+    """Delete a partition folder that holds nothing but its partition metafile, and the parent
+    folders it leaves empty (up to the table root). True when something was removed.
+
+    For an aborted write that created the partition: the table is left as it was before.
+    """
+    if not partition:
+        return False
+    folder = posixpath.join(base_path, partition)
+    children = storage.list_dir(folder)
+    if not children or any(c.is_dir or not c.name.startswith(PARTITION_METAFILE) for c in children):
+        return False
+    for child in children:
+        storage.delete(child.path)
+    while folder != base_path and folder.startswith(base_path) and not storage.list_dir(folder):
+        storage.delete_dir(folder)
+        folder = posixpath.dirname(folder)
+    return True
+
+
 def marker_path(
     base_path: str, instant_time: str, partition: str, data_file_name: str, io_type: IOType
 ) -> str:

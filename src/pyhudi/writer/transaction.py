@@ -34,6 +34,7 @@ from pyhudi.table.guard import (
     rollback_failed_writes_eager,
 )
 from pyhudi.table.heartbeat import Heartbeat
+from pyhudi.table.layout import remove_partition_left_empty
 from pyhudi.table.lock import is_multi_writer, table_transaction
 from pyhudi.table.rollback import logs_written_by
 
@@ -197,10 +198,12 @@ class WriteTransaction:
         if self.instant is None:
             return
         try:
-            for path in self._marked_files():
+            marked = self._marked_files()
+            for path in marked:
                 self.ctx.storage.delete(path)
             for path in self._appended_logs():
                 self.ctx.storage.delete(path)
+            self._remove_partitions_left_empty(marked)
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
             self.stop_heartbeat()
@@ -208,6 +211,19 @@ class WriteTransaction:
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant
             )
+
+    def _remove_partitions_left_empty(self, deleted: list[str]) -> None:
+        """Partition folders this write created hold only its metafile now: remove them, unless
+        another write is pending (it may be about to write into the same new partition)."""
+        assert self.instant is not None
+        others = [
+            i for i in self.ctx.active.reload().timeline.pending() if i.time != self.instant.time
+        ]
+        if others:
+            return
+        partitions = {posixpath.dirname(posixpath.relpath(p, self.ctx.base_path)) for p in deleted}
+        for partition in sorted(partitions, reverse=True):
+            remove_partition_left_empty(self.ctx.storage, self.ctx.base_path, partition)
 
     def _marked_files(self) -> list[str]:
         assert self.instant is not None

@@ -22,6 +22,7 @@ from pyhudi.exceptions import (
 from pyhudi.model.enums import BaseFileFormat, TableType
 from pyhudi.table.config import TableConfig
 from pyhudi.table.context import TableContext
+from pyhudi.table.layout import remove_partition_left_empty
 
 
 def table_props(name: str = "trips", **extra: str) -> dict[str, str]:
@@ -241,6 +242,21 @@ def test_ensure_partition_metadata_writes_once_with_depth(tmp_path):
         "20240101000000000",
         0,
     )
+
+
+def test_a_partition_left_with_only_its_metafile_is_removed_with_its_empty_parents(tmp_path):
+    ctx = TableContext.create(str(tmp_path), table_props())
+    for partition in ("2024/01/02", "2024/01/03"):
+        ctx.ensure_partition_metadata(partition, "20240101000000000")
+    (tmp_path / "2024" / "01" / "03" / "data.parquet").write_bytes(b"x")
+    assert remove_partition_left_empty(ctx.storage, ctx.base_path, "2024/01/02")
+    assert not (tmp_path / "2024" / "01" / "02").exists()
+    assert (tmp_path / "2024" / "01" / "03" / ".hoodie_partition_metadata").exists()
+    assert not remove_partition_left_empty(ctx.storage, ctx.base_path, "2024/01/03")  # has data
+    (tmp_path / "2024" / "01" / "03" / "data.parquet").unlink()
+    assert remove_partition_left_empty(ctx.storage, ctx.base_path, "2024/01/03")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hoodie"]
+    assert not remove_partition_left_empty(ctx.storage, ctx.base_path, "")  # never the root
 
 
 def test_paths_of_the_context(tmp_path):
