@@ -1,0 +1,159 @@
+"""Reading a data table's metadata table (`.hoodie/metadata`): merged records per partition.
+
+`MetadataTable.open(ctx)` opens the metadata table of the data table `ctx`; `as_of` (a data-table
+instant) bounds what is merged (latest when None). The `files` partition answers
+`all_partitions()` and `files_in(partition)`; `records(partition)` gives any partition's merged
+`MetadataRecord`s by key (`column_stats`, `bloom_filters`, `record_index`, ... decoded, not yet
+used by reads). Merging: base HFile records, then the counted log blocks in order, each record
+combined over the previous one of its key (`merge_records`), delete-block keys removed.
+
+```python
+ctx = TableContext.open("/data/trips")
+mdt = MetadataTable.open(ctx)
+mdt.all_partitions()           # ['city=chennai', 'city=san_francisco', ...]
+mdt.files_in("city=chennai")   # {'<file name>': size_bytes, ...}
+```
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pyhudi.codec.log.delete_content import decode_delete_records
+from pyhudi.codec.metadata_records import (
+    ALL_PARTITIONS_KEY,
+    NON_PARTITIONED_NAME,
+    MetadataRecord,
+    data_partition,
+    iter_hfile_records,
+    merge_records,
+)
+from pyhudi.exceptions import TableNotFoundError
+from pyhudi.file_group.log_scan import HFILE_AND_DELETE, InstantFilter, queued_blocks
+from pyhudi.metadata.slices import MergeSlice, merge_slices, valid_instants
+from pyhudi.model.enums import LogBlockType
+from pyhudi.table.context import TableContext
+from pyhudi.timeline import META_FOLDER
+
+#: The metadata table's folder under the data table's `.hoodie/`.
+METADATA_TABLE_FOLDER = "metadata"
+FILES_PARTITION = "files"
+
+
+def metadata_table_path(ctx: TableContext) -> str:
+    return posixpath.join(ctx.meta_path, METADATA_TABLE_FOLDER)
+
+
+def has_metadata_table(ctx: TableContext) -> bool:
+    """A metadata table exists (its own `.hoodie/` folder is there)."""
+    return ctx.storage.exists(posixpath.join(metadata_table_path(ctx), META_FOLDER))
+
+
+@dataclass(frozen=True)
+class MetadataPartitionSummary:
+    """One metadata partition: its file groups, files, bytes and live (merged) records."""
+
+    name: str
+    file_groups: tuple[MergeSlice, ...]
+    record_count: int
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(g.size_bytes for g in self.file_groups)
+
+    @property
+    def base_file_count(self) -> int:
+        return sum(g.base_file is not None for g in self.file_groups)
+
+    @property
+    def log_file_count(self) -> int:
+        return sum(len(g.log_files) for g in self.file_groups)
+
+
+@dataclass
+class MetadataTable:
+    """The metadata table of one data table, read as of a data-table instant."""
+
+    data: TableContext
+    table: TableContext
+    as_of: str | None = None
+    _records: dict[str, dict[str, MetadataRecord]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(cls, data: TableContext, as_of: str | None = None) -> MetadataTable:
+        if not has_metadata_table(data):
+            raise TableNotFoundError(
+                f"table {data.base_path} has no metadata table (.hoodie/metadata)"
+            )
+        return cls(data, TableContext.open_at(data.storage, metadata_table_path(data)), as_of)
+
+    # ---- partitions of the metadata table ------------------------------------------------------
+    def partitions(self) -> list[str]:
+        """The metadata partitions: `hoodie.table.metadata.partitions`, else the folders present."""
+        enabled = self.data.config.metadata_partitions
+        if enabled:
+            return sorted(enabled)
+        return sorted(p for p in self.table.view().partition_paths() if p)
+
+    def merge_slices(self, partition: str) -> list[MergeSlice]:
+        return merge_slices(self.table.view(), partition, self.as_of)
+
+    def records(self, partition: str) -> dict[str, MetadataRecord]:
+        """Every live record of a metadata partition, merged, by key."""
+        if partition not in self._records:
+            merged: dict[str, MetadataRecord] = {}
+            instants = valid_instants(self.data.active, self.table.active, self.as_of)
+            for piece in self.merge_slices(partition):
+                merged.update(self._merge_file_group(piece, instants))
+            self._records[partition] = merged
+        return self._records[partition]
+
+    def summaries(self) -> list[MetadataPartitionSummary]:
+        return [
+            MetadataPartitionSummary(p, tuple(self.merge_slices(p)), len(self.records(p)))
+            for p in self.partitions()
+        ]
+
+    # ---- the `files` partition -----------------------------------------------------------------
+    def all_partitions(self) -> list[str]:
+        """Data partition paths ('' for a non-partitioned table), from `__all_partitions__`."""
+        record = self.records(FILES_PARTITION).get(ALL_PARTITIONS_KEY)
+        return sorted(data_partition(p) for p in (record.live_files if record else {}))
+
+    def files_in(self, partition: str) -> dict[str, int]:
+        """File name -> size in bytes of the data partition `partition` ('' = non-partitioned)."""
+        key = partition or NON_PARTITIONED_NAME
+        record = self.records(FILES_PARTITION).get(key)
+        return dict(sorted(record.live_files.items())) if record else {}
+
+    def all_files(self) -> dict[str, dict[str, int]]:
+        """Every listed data partition -> its files and sizes."""
+        return {p: self.files_in(p) for p in self.all_partitions()}
+
+    # ---- merging one file group ----------------------------------------------------------------
+    def _merge_file_group(
+        self, piece: MergeSlice, instants: InstantFilter
+    ) -> dict[str, MetadataRecord]:
+        merged: dict[str, MetadataRecord] = {}
+        if piece.base_file is not None:
+            data = self.table.storage.read_bytes(self.table.path(piece.base_file))
+            merged.update((r.key, r) for r in iter_hfile_records(data))
+        paths = [self.table.path(p) for p in piece.log_files]
+        for block in queued_blocks(self.table.storage, paths, instants, HFILE_AND_DELETE):
+            if block.block_type is LogBlockType.DELETE_BLOCK:
+                for deleted in decode_delete_records(block.content):
+                    merged.pop(deleted.record_key or "", None)
+                continue
+            for record in iter_hfile_records(block.content, block.schema_json):
+                previous = merged.get(record.key)
+                merged[record.key] = record if previous is None else merge_records(previous, record)
+        return merged
+
+
+def iter_partition_records(table: MetadataTable, partition: str) -> Iterator[MetadataRecord]:
+    """The merged records of `partition`, in key order."""
+    records = table.records(partition)
+    for key in sorted(records):
+        yield records[key]
