@@ -20,7 +20,7 @@ from pyhudi.codec.hfile import (
     HFileTrailer,
     write_hfile,
 )
-from pyhudi.codec.hfile_blocks import (
+from pyhudi.codec.hfile.blocks import (
     BLOCK_HEADER_SIZE,
     CHECKSUM_CRC32C,
     MAGIC_DATA,
