@@ -6,6 +6,7 @@ from pyhudi.metadata.reader import (
     MetadataPartitionSummary,
     MetadataTable,
     has_metadata_table,
+    metadata_partition_names,
     metadata_table_path,
 )
 from pyhudi.metadata.slices import MergeSlice
@@ -17,5 +18,6 @@ __all__ = [
     "MetadataPartitionSummary",
     "MetadataTable",
     "has_metadata_table",
+    "metadata_partition_names",
     "metadata_table_path",
 ]

@@ -30,6 +30,7 @@ from pyhudi.codec.metadata_records import (
     iter_hfile_records,
     merge_records,
 )
+from pyhudi.config import table as keys
 from pyhudi.exceptions import TableNotFoundError
 from pyhudi.file_group.log_scan import HFILE_AND_DELETE, InstantFilter, queued_blocks
 from pyhudi.metadata.slices import MergeSlice, merge_slices, valid_instants
@@ -49,6 +50,21 @@ def metadata_table_path(ctx: TableContext) -> str:
 def has_metadata_table(ctx: TableContext) -> bool:
     """A metadata table exists (its own `.hoodie/` folder is there)."""
     return ctx.storage.exists(posixpath.join(metadata_table_path(ctx), META_FOLDER))
+
+
+def metadata_partition_names(ctx: TableContext) -> list[str]:
+    """Every metadata partition a table has: built and inflight ones (`hoodie.properties`) and the
+    partition folders present under `.hoodie/metadata` (even when the properties do not name them)."""
+    names = set(ctx.config.metadata_partitions)
+    names |= set(_fields(ctx.config.get(keys.METADATA_PARTITIONS_INFLIGHT.key)))
+    for status in ctx.storage.list_dir(metadata_table_path(ctx)):
+        if status.is_dir and not status.name.startswith("."):
+            names.add(status.name)
+    return sorted(names)
+
+
+def _fields(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
 @dataclass(frozen=True)
