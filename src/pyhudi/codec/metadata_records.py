@@ -26,11 +26,13 @@ Merging (Hudi `HoodieMetadataPayload.preCombine`, newer over older) is in `merge
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from enum import IntEnum
 from functools import lru_cache
 from typing import Any
@@ -186,21 +188,70 @@ def _file_infos(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, MetadataF
     }
 
 
-def _unwrap(wrapped: Any) -> Any:
-    """A `*Wrapper{value}` (possibly as `(record name, dict)`) -> its plain value."""
+def _unwrap(wrapped: Any, value_type: Mapping[str, Any] | None) -> Any:
+    """A `*Wrapper{value}` (as `(record name, dict)`) -> a plain Python value.
+
+    Hudi 0.14 (table version 6) picks the wrapper by type (`DateWrapper` days, `DecimalWrapper`,
+    `TimestampMicrosWrapper`); Hudi 1.x stores primitives and says what they mean in `valueType`
+    (`HoodieValueTypeInfo{typeOrdinal, additionalInfo}`, Hudi's `ValueType` ordinals)."""
+    name = ""
     if isinstance(wrapped, tuple):
-        wrapped = wrapped[1]
-    if isinstance(wrapped, Mapping):
-        return wrapped.get("value")
-    return wrapped
+        name, wrapped = wrapped
+    value = wrapped.get("value") if isinstance(wrapped, Mapping) else wrapped
+    if value is None:
+        return None
+    if value_type is not None:
+        return typed_stat_value(
+            value, int(value_type["typeOrdinal"]), value_type.get("additionalInfo")
+        )
+    if name.endswith("DateWrapper"):
+        return _EPOCH_DAY + dt.timedelta(days=value)
+    if name.endswith("TimestampMicrosWrapper"):
+        return _EPOCH + dt.timedelta(microseconds=value)
+    return value
+
+
+def typed_stat_value(value: Any, ordinal: int, info: str | None) -> Any:
+    """A Hudi 1.x primitive column-stat value as the Python value of its `ValueType` ordinal."""
+    if ordinal == _DECIMAL and isinstance(value, bytes | bytearray):
+        scale = int((info or "0,0").split(",")[1])
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale)
+    if ordinal == _UUID:
+        return uuid.UUID(str(value))
+    if ordinal == _DATE:
+        return _EPOCH_DAY + dt.timedelta(days=value)
+    if ordinal in _TIMES:
+        return (dt.datetime.min + dt.timedelta(microseconds=value * _TIMES[ordinal])).time()
+    if ordinal in _INSTANTS:
+        micros = value * _INSTANTS[ordinal][0] / _INSTANTS[ordinal][1]
+        moment = _EPOCH + dt.timedelta(microseconds=micros)
+        return moment.replace(tzinfo=None) if ordinal in _LOCAL_INSTANTS else moment
+    return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+#: Hudi `ValueType` ordinals (1.x): 0 V1 (pre-1.x meaning), 1 NULL, 2 BOOLEAN, 3 INT, 4 LONG,
+#: 5 FLOAT, 6 DOUBLE, 7 STRING, 8 BYTES, 9 FIXED, 10 DECIMAL, 11 UUID, 12 DATE, 13 TIME_MILLIS,
+#: 14 TIME_MICROS, 15-17 TIMESTAMP_{MILLIS,MICROS,NANOS}, 18-20 LOCAL_TIMESTAMP_{MILLIS,...}.
+_DECIMAL, _UUID, _DATE = 10, 11, 12
+_TIMES = {13: 1000, 14: 1}
+#: ordinal -> (multiplier, divisor) to microseconds
+_INSTANTS = {15: (1000, 1), 16: (1, 1), 17: (1, 1000), 18: (1000, 1), 19: (1, 1), 20: (1, 1000)}
+_LOCAL_INSTANTS = (18, 19, 20)
 
 
 def _column_stats(raw: Mapping[str, Any]) -> ColumnStats:
+    value_type = raw.get("valueType")
+    if isinstance(value_type, tuple):
+        value_type = value_type[1]
+    if value_type is not None and int(value_type.get("typeOrdinal", 0)) == 0:
+        value_type = None  # V1: the wrapper says it
     return ColumnStats(
         file_name=raw.get("fileName"),
         column_name=raw.get("columnName"),
-        min_value=_unwrap(raw.get("minValue")),
-        max_value=_unwrap(raw.get("maxValue")),
+        min_value=_unwrap(raw.get("minValue"), value_type),
+        max_value=_unwrap(raw.get("maxValue"), value_type),
         value_count=int(raw.get("valueCount") or 0),
         null_count=int(raw.get("nullCount") or 0),
         total_size_bytes=int(raw.get("totalSize") or 0),
