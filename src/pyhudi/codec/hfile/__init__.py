@@ -64,6 +64,14 @@ meta, meta index and file info blocks, + 4096; field 3 = payload bytes of all da
 Hadoop vint/vlong: a value in [-112, 127] is one byte; otherwise one byte `-112 - n` (or `-120 - n`
 for a negative value, stored inverted) followed by n big-endian bytes.
 
+Hudi 1.1 (table version 9) writes metadata-table HFiles with its own `hudi-io` writer (checked on
+the v9 fixtures; the reader reads both): block checksum type 0 (NULL, the checksum bytes unchecked),
+prevBlockOffset always -1, trailer minor version 0 with totalUncompressedBytes 0, root index keys
+and `hfile.LASTKEY` holding only `uint16 rowLength, row` (no family, timestamp, type),
+`hfile.AVG_KEY_LEN` the average row length, `hfile.CREATE_TIME_TS` the real write time, FileInfo
+entries unsorted. Cells are the same HBase KeyValues. `write_hfile` writes the HBase layout (what
+Hudi 0.14/0.15, table version 6, write).
+
 Only NONE and GZ compression are supported; other codecs raise `UnsupportedOperationError`.
 """
 
