@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pyhudi.codec.log.delete_content import decode_delete_records
+from pyhudi.codec.log.reader import LocatedBlock
 from pyhudi.codec.metadata_records import (
     ALL_PARTITIONS_KEY,
     NON_PARTITIONED_NAME,
@@ -31,7 +33,7 @@ from pyhudi.codec.metadata_records import (
     merge_records,
 )
 from pyhudi.config import table as keys
-from pyhudi.exceptions import TableNotFoundError
+from pyhudi.exceptions import CorruptFileError, TableNotFoundError
 from pyhudi.file_group.log_scan import HFILE_AND_DELETE, InstantFilter, queued_blocks
 from pyhudi.metadata.slices import MergeSlice, merge_slices, valid_instants
 from pyhudi.model.enums import LogBlockType
@@ -154,22 +156,35 @@ class MetadataTable:
     ) -> dict[str, MetadataRecord]:
         merged: dict[str, MetadataRecord] = {}
         if piece.base_file is not None:
-            data = self.table.storage.read_bytes(self.table.path(piece.base_file))
-            merged.update((r.key, r) for r in iter_hfile_records(data))
+            path = self.table.path(piece.base_file)
+            with _naming(path):
+                merged.update(
+                    (r.key, r) for r in iter_hfile_records(self.table.storage.read_bytes(path))
+                )
         paths = [self.table.path(p) for p in piece.log_files]
-        for block in queued_blocks(self.table.storage, paths, instants, HFILE_AND_DELETE):
-            if block.block_type is LogBlockType.DELETE_BLOCK:
-                for deleted in decode_delete_records(block.content):
-                    merged.pop(deleted.record_key or "", None)
-                continue
-            for record in iter_hfile_records(block.content, block.schema_json):
-                previous = merged.get(record.key)
-                merged[record.key] = record if previous is None else merge_records(previous, record)
+        with _naming(", ".join(paths)):
+            blocks = queued_blocks(self.table.storage, paths, instants, HFILE_AND_DELETE)
+        for block in blocks:
+            with _naming(f"a log block of instant {block.instant_time} in {piece.file_id}"):
+                _apply_block(merged, block)
         return merged
 
 
-def iter_partition_records(table: MetadataTable, partition: str) -> Iterator[MetadataRecord]:
-    """The merged records of `partition`, in key order."""
-    records = table.records(partition)
-    for key in sorted(records):
-        yield records[key]
+def _apply_block(merged: dict[str, MetadataRecord], block: LocatedBlock) -> None:
+    """Fold one HFILE or DELETE block into `merged` (newer over older, deleted keys removed)."""
+    if block.block_type is LogBlockType.DELETE_BLOCK:
+        for deleted in decode_delete_records(block.content):
+            merged.pop(deleted.record_key or "", None)
+        return
+    for record in iter_hfile_records(block.content, block.schema_json):
+        previous = merged.get(record.key)
+        merged[record.key] = record if previous is None else merge_records(previous, record)
+
+
+@contextmanager
+def _naming(where: str) -> Iterator[None]:
+    """Corrupt metadata-table bytes are reported with the file (or block) they came from."""
+    try:
+        yield
+    except CorruptFileError as err:
+        raise CorruptFileError(f"metadata table: {where}: {err}") from err

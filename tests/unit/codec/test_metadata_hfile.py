@@ -19,6 +19,7 @@ from pyhudi.codec.metadata_hfile import (
     write_metadata_hfile,
 )
 from pyhudi.codec.metadata_records import (
+    BloomFilterEntry,
     ColumnStats,
     MetadataRecord,
     MetadataRecordType,
@@ -112,3 +113,15 @@ def test_bad_records_are_refused_before_anything_is_written() -> None:
         write_metadata_hfile(
             [MetadataRecord("k", MetadataRecordType.COLUMN_STATS, column_stats=stats)]
         )
+
+
+def test_bloom_filter_and_secondary_index_records_round_trip() -> None:
+    bloom = BloomFilterEntry("DYNAMIC_V0", "20240101000000000", b"\x01\x02", False)
+    records = [
+        MetadataRecord("bf", MetadataRecordType.BLOOM_FILTER, bloom_filter=bloom),
+        MetadataRecord("\x00$k", MetadataRecordType.SECONDARY_INDEX, secondary_is_deleted=True),
+    ]
+    decoded = {r.key: r for r in iter_hfile_records(write_metadata_hfile(records))}
+    assert decoded["bf"] == records[0]
+    # the 0.14 schema has no SecondaryIndexMetadata: the type survives, the flag does not
+    assert decoded["\x00$k"].type is MetadataRecordType.SECONDARY_INDEX

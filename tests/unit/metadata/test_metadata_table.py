@@ -13,7 +13,7 @@ from tests.helpers.oracle import hudi_rs_table
 
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.codec.metadata_records import MetadataRecordType
-from pyhudi.exceptions import TableNotFoundError
+from pyhudi.exceptions import CorruptFileError, TableNotFoundError
 from pyhudi.metadata import MetadataTable, has_metadata_table
 from pyhudi.table.context import TableContext
 
@@ -142,3 +142,15 @@ def test_summaries_count_file_groups_files_and_merged_records(hudi_tables):
             for p in ([g.base_file] if g.base_file else []) + list(g.log_files)
         )
         assert summary.size_bytes == on_disk
+
+
+def test_a_corrupt_metadata_base_file_is_an_error_naming_it(hudi_tables, tmp_path):
+    root = tmp_path / "table"
+    shutil.copytree(hudi_tables["mor_avro__v8_trips_8i3u1d"], root)
+    base = max((root / ".hoodie" / "metadata" / "files").glob("*.hfile"))  # the latest slice
+    data = bytearray(base.read_bytes())
+    data[60] ^= 0xFF  # inside the first data block: its CRC32C no longer matches
+    base.write_bytes(bytes(data))
+    mdt = MetadataTable.open(TableContext.open(str(root)))
+    with pytest.raises(CorruptFileError, match=rf"{base.name}.*checksum"):
+        mdt.all_partitions()
