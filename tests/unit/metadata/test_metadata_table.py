@@ -3,57 +3,25 @@ its `files` listing equals the committed data files on disk and holds every file
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import hudi
 import pytest
+from tests.helpers.metadata import WITH_METADATA, committed_data_files
 from tests.helpers.oracle import hudi_rs_table
 
-from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.codec.metadata_records import MetadataRecordType
 from pyhudi.exceptions import CorruptFileError, TableNotFoundError
 from pyhudi.metadata import MetadataTable, has_metadata_table
 from pyhudi.table.context import TableContext
-
-WITH_METADATA = [
-    "cow__v9_lance_txns_simple",
-    "cow__v9_txns_complex_meta",
-    "cow__v9_txns_nonpart_meta",
-    "cow__v9_txns_simple_meta",
-    "mor_avro__v8_trips_8i3u1d",
-    "mor_avro__v9_txns_complex_meta",
-    "mor_avro__v9_txns_nonpart_meta",
-    "mor_avro__v9_txns_simple_meta",
-]
-
-
-def _disk_files(root: Path, as_of: str | None = None) -> dict[str, dict[str, int]]:
-    """Data files on disk, by partition, whose writing instant is a completed one (<= `as_of`)."""
-    ctx = TableContext.open(str(root))
-    completed = set(ctx.active.timeline.completed().up_to(as_of).times())
-    found: dict[str, dict[str, int]] = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        partition = os.path.relpath(folder, root).replace(os.sep, "/")
-        partition = "" if partition == "." else partition
-        for name in names:
-            parsed = parse_log_file(partition, name) if name.startswith(".") else None
-            instant = parsed.base_instant_time if parsed else None
-            if parsed is None and not name.startswith("."):
-                base = parse_base_file(partition, name)
-                instant = base.instant_time if base else None
-            if instant in completed:
-                found.setdefault(partition, {})[name] = os.path.getsize(os.path.join(folder, name))
-    return found
 
 
 @pytest.mark.parametrize("name", WITH_METADATA)
 def test_files_partition_lists_exactly_the_committed_data_files(hudi_tables, name):
     root = hudi_tables[name]
     mdt = MetadataTable.open(TableContext.open(str(root)))
-    disk = _disk_files(root)
+    disk = committed_data_files(root)
     assert mdt.all_partitions() == sorted(disk)
     assert mdt.all_files() == disk
 
@@ -97,7 +65,7 @@ def test_files_partition_as_of_every_instant_lists_the_files_committed_by_then(h
     assert len(instants) >= 5
     for instant in instants:
         mdt = MetadataTable.open(ctx, as_of=instant)
-        assert mdt.all_files() == _disk_files(root, instant), instant
+        assert mdt.all_files() == committed_data_files(root, instant), instant
 
 
 def test_a_data_write_that_did_not_complete_is_not_listed(hudi_tables, tmp_path):
@@ -113,7 +81,7 @@ def test_a_data_write_that_did_not_complete_is_not_listed(hudi_tables, tmp_path)
         (p, f) for p, fs in after.items() for f in fs
     }
     assert dropped and all(instant in f for _, f in dropped)
-    assert after == _disk_files(root)
+    assert after == committed_data_files(root)
 
 
 def test_a_table_without_metadata_table_is_reported_by_path(hudi_tables):
