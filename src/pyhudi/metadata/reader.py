@@ -33,8 +33,9 @@ from pyhudi.codec.metadata_records import (
     merge_records,
 )
 from pyhudi.config import table as keys
-from pyhudi.exceptions import CorruptFileError, TableNotFoundError
+from pyhudi.exceptions import CorruptFileError, TableNotFoundError, UnsupportedOperationError
 from pyhudi.file_group.log_scan import HFILE_AND_DELETE, InstantFilter, queued_blocks
+from pyhudi.fs_view import FileSystemView
 from pyhudi.metadata.slices import MergeSlice, merge_slices, valid_instants
 from pyhudi.model.enums import LogBlockType
 from pyhudi.table.context import TableContext
@@ -98,6 +99,7 @@ class MetadataTable:
     table: TableContext
     as_of: str | None = None
     _records: dict[str, dict[str, MetadataRecord]] = field(default_factory=dict, repr=False)
+    _view: FileSystemView | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, data: TableContext, as_of: str | None = None) -> MetadataTable:
@@ -115,8 +117,18 @@ class MetadataTable:
             return sorted(enabled)
         return sorted(p for p in self.table.view().partition_paths() if p)
 
+    def _files_records(self) -> dict[str, MetadataRecord]:
+        if FILES_PARTITION not in self.partitions():
+            raise UnsupportedOperationError(
+                f"the metadata table of {self.data.base_path} has no '{FILES_PARTITION}' "
+                f"partition (it has: {', '.join(self.partitions()) or 'none'}); list the files"
+            )
+        return self.records(FILES_PARTITION)
+
     def merge_slices(self, partition: str) -> list[MergeSlice]:
-        return merge_slices(self.table.view(), partition, self.as_of)
+        if self._view is None:
+            self._view = self.table.view()  # one listing of the metadata table per handle
+        return merge_slices(self._view, partition, self.as_of)
 
     def records(self, partition: str) -> dict[str, MetadataRecord]:
         """Every live record of a metadata partition, merged, by key."""
@@ -137,13 +149,13 @@ class MetadataTable:
     # ---- the `files` partition -----------------------------------------------------------------
     def all_partitions(self) -> list[str]:
         """Data partition paths ('' for a non-partitioned table), from `__all_partitions__`."""
-        record = self.records(FILES_PARTITION).get(ALL_PARTITIONS_KEY)
+        record = self._files_records().get(ALL_PARTITIONS_KEY)
         return sorted(data_partition(p) for p in (record.live_files if record else {}))
 
     def files_in(self, partition: str) -> dict[str, int]:
         """File name -> size in bytes of the data partition `partition` ('' = non-partitioned)."""
         key = partition or NON_PARTITIONED_NAME
-        record = self.records(FILES_PARTITION).get(key)
+        record = self._files_records().get(key)
         return dict(sorted(record.live_files.items())) if record else {}
 
     def all_files(self) -> dict[str, dict[str, int]]:

@@ -12,7 +12,7 @@ from tests.helpers.metadata import WITH_METADATA, committed_data_files
 from tests.helpers.oracle import hudi_rs_table
 
 from pyhudi.codec.metadata_records import MetadataRecordType
-from pyhudi.exceptions import CorruptFileError, TableNotFoundError
+from pyhudi.exceptions import CorruptFileError, TableNotFoundError, UnsupportedOperationError
 from pyhudi.metadata import MetadataTable, has_metadata_table
 from pyhudi.table.context import TableContext
 
@@ -121,4 +121,15 @@ def test_a_corrupt_metadata_base_file_is_an_error_naming_it(hudi_tables, tmp_pat
     base.write_bytes(bytes(data))
     mdt = MetadataTable.open(TableContext.open(str(root)))
     with pytest.raises(CorruptFileError, match=rf"{base.name}.*checksum"):
+        mdt.all_partitions()
+
+
+def test_a_metadata_table_without_a_files_partition_is_not_used_for_listing(hudi_tables, tmp_path):
+    root = tmp_path / "table"
+    shutil.copytree(hudi_tables["mor_avro__v8_trips_8i3u1d"], root)
+    ctx = TableContext.open(str(root))
+    ctx.update_properties({"hoodie.table.metadata.partitions": "record_index"})
+    mdt = MetadataTable.open(ctx)
+    assert mdt.partitions() == ["record_index"] and len(mdt.records("record_index")) == 6
+    with pytest.raises(UnsupportedOperationError, match=r"no 'files' partition.*record_index"):
         mdt.all_partitions()
