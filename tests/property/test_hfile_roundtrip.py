@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyhudi.codec.hfile import HFileReader, write_hfile
-from pyhudi.codec.hfile_blocks import decode_vlong, encode_vlong
+from pyhudi.codec.hfile.blocks import decode_vlong, encode_vlong
 from pyhudi.codec.protobuf_lite import decode_varint, encode_varint, to_signed64
 
 cells = st.lists(

@@ -20,7 +20,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     inspect_cmds.register(commands)
     demo.register(commands)
-    for optional in ("pyhudi.cli.log_cmds", "pyhudi.cli.service_cmds", "pyhudi.cli.bootstrap_cmd"):
+    for optional in (
+        "pyhudi.cli.log_cmds",
+        "pyhudi.cli.service_cmds",
+        "pyhudi.cli.bootstrap_cmd",
+        "pyhudi.cli.metadata_cmds",
+    ):
         try:
             module = __import__(optional, fromlist=["register"])
         except ImportError:

@@ -67,6 +67,12 @@ def _named_schemas() -> dict[str, Any]:
     return named
 
 
+def raw_schema(file_name: str) -> Any:
+    """The JSON of one `.avsc` file as Hudi ships it, comments stripped (e.g. `HoodieMetadata.avsc`,
+    which defines every type it uses), for schema text written into files."""
+    return _raw_schemas()[file_name]
+
+
 @cache
 def schema(name: str) -> Any:
     """The self-contained parsed schema of a Hudi Avro record, e.g. `schema("HoodieCleanerPlan")`.

@@ -19,7 +19,7 @@ from typing import Any
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.hfile import HFileReader
-from pyhudi.codec.hfile_writer import HFILE_BOOTSTRAP_COMPARATOR, write_hfile
+from pyhudi.codec.hfile.writer import HFILE_BOOTSTRAP_COMPARATOR, write_hfile
 
 INDEX_FILE_NAME = "00000000-0000-0000-0000-000000000000-0_1-0-1_00000000000001.hfile"
 PARTITIONS_FOLDER = ".hoodie/.aux/.bootstrap/.partitions"

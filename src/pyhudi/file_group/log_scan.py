@@ -34,6 +34,9 @@ from pyhudi.storage import Storage
 
 SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
 _DATA = (LogBlockType.AVRO_DATA_BLOCK, LogBlockType.PARQUET_DATA_BLOCK, LogBlockType.CDC_DATA_BLOCK)
+DATA_AND_DELETE = frozenset((*_DATA, LogBlockType.DELETE_BLOCK))
+#: What the metadata table's log files hold.
+HFILE_AND_DELETE = frozenset((LogBlockType.HFILE_DATA_BLOCK, LogBlockType.DELETE_BLOCK))
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,12 @@ class InstantFilter:
 
 
 def queued_blocks(
-    storage: Storage, log_paths: Iterable[str], instants: InstantFilter
+    storage: Storage,
+    log_paths: Iterable[str],
+    instants: InstantFilter,
+    kinds: frozenset[LogBlockType] = DATA_AND_DELETE,
 ) -> list[LocatedBlock]:
-    """The data and delete blocks that count, oldest first."""
+    """The blocks of `kinds` (data and delete blocks by default) that count, oldest first."""
     queue: list[LocatedBlock] = []
     for path in log_paths:
         with storage.open_input(path) as handle:
@@ -76,7 +82,7 @@ def queued_blocks(
                         target = block.target_instant_time
                         queue = [b for b in queue if not b.is_corrupt and b.instant_time != target]
                     continue
-                if block.block_type not in (*_DATA, LogBlockType.DELETE_BLOCK):
+                if block.block_type not in kinds:
                     continue  # HFILE blocks belong to the metadata table
                 if instants.is_committed(instant) and instants.in_range(instant):
                     check_full_records(block, path)

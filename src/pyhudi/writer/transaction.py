@@ -22,6 +22,7 @@ from pyhudi.config import table as tkeys
 from pyhudi.config.concurrency import FailedWritesPolicy
 from pyhudi.config.index import INDEX_TYPE
 from pyhudi.exceptions import CommitConflictError, WriteConflictError
+from pyhudi.metadata import metadata_partition_names, metadata_table_path
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Action, Instant, InstantTime
@@ -267,13 +268,22 @@ class WriteTransaction:
 
 
 def disable_metadata_table(ctx: TableContext) -> None:
-    """pyhudi writes no metadata table: drop an existing one so no reader trusts a stale index (§1.8)."""
-    if not ctx.config.metadata_partitions and not ctx.storage.exists(
-        posixpath.join(ctx.meta_path, "metadata")
-    ):
+    """pyhudi writes no metadata table yet: drop an existing one so no reader trusts a stale index
+    (§1.8), with a WARNING that names every metadata partition it disables (never silently)."""
+    path = metadata_table_path(ctx)
+    if not ctx.config.metadata_partitions and not ctx.storage.exists(path):
         return
-    log.warning("disabling the metadata table of %s (pyhudi does not maintain it)", ctx.base_path)
-    ctx.storage.delete_dir(posixpath.join(ctx.meta_path, "metadata"))
+    partitions = metadata_partition_names(ctx)
+    log.warning(
+        "disabling the metadata table of %s: pyhudi does not maintain it yet, so it deletes %s "
+        "and clears %s; metadata partitions disabled: %s (Hudi rebuilds them when it next "
+        "writes with hoodie.metadata.enable=true)",
+        ctx.base_path,
+        path,
+        tkeys.METADATA_PARTITIONS.key,
+        ", ".join(partitions) or "(none listed)",
+    )
+    ctx.storage.delete_dir(path)
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )

@@ -66,6 +66,15 @@ def parquet_data_block(
     return LogBlock(LogBlockType.PARQUET_DATA_BLOCK, header, content)
 
 
+def hfile_data_block(
+    instant_time: str, schema_json: str, content: bytes, *, block_identifier: str | None = None
+) -> LogBlock:
+    """An HFILE_DATA_BLOCK (metadata table): `content` is an HFile of Avro records
+    (`pyhudi.codec.metadata_hfile.write_metadata_hfile`)."""
+    header = _header(instant_time, schema_json, block_identifier)
+    return LogBlock(LogBlockType.HFILE_DATA_BLOCK, header, content)
+
+
 def delete_block(
     instant_time: str,
     records: Iterable[DeleteRecord],
@@ -101,6 +110,7 @@ __all__ = [
     "delete_block",
     "encode_block",
     "encode_blocks",
+    "hfile_data_block",
     "parquet_data_block",
     "rollback_block",
 ]

@@ -9,7 +9,7 @@ import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 
-from pyhudi.codec.hfile_blocks import (
+from pyhudi.codec.hfile.blocks import (
     BLOCK_HEADER_SIZE,
     MAGIC_DATA,
     MAGIC_FILE_INFO,
@@ -29,7 +29,7 @@ from pyhudi.codec.hfile_blocks import (
     non_root_size,
     root_size,
 )
-from pyhudi.codec.hfile_meta import (
+from pyhudi.codec.hfile.meta import (
     AVG_KEY_LEN,
     AVG_VALUE_LEN,
     CREATE_TIME_TS,

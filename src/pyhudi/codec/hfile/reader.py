@@ -1,71 +1,4 @@
-"""HBase HFile v3 reader and writer, as Hudi uses it (reference §5.9, §6, §1.8).
-
-Hudi stores the metadata table's base files and HFILE_DATA_BLOCK contents, and the bootstrap index
-(`.hoodie/.aux/.bootstrap/{.partitions,.fileids}/…hfile`), as HFiles written by HBase 2.4 (Hudi
-0.14/1.0). Readers: HBase's `HFileReaderImpl` (0.14) and Hudi's native `hudi-io` reader (0.15+).
-Sources: HBase `HFileWriterImpl`, `HFileBlock`, `HFileBlockIndex`, `FixedFileTrailer`, `HFileInfo`;
-Hudi `hudi-io/…/io/hfile/*`; hudi-rs `crates/core/src/hfile/*`. Checked byte for byte against the
-HBase-written files of the `mor_avro__v8_trips_8i3u1d` fixture (the writer reproduces all 59 of its
-HFiles, base files and HFILE log blocks, byte for byte).
-
-API: `HFileReader(data)` (`.trailer`, `.file_info`, `.items()`, `.get(key)`,
-`.keys_with_prefix(prefix)`, `.meta_block(name)`) and `write_hfile(items, ...)`. Modules:
-`hfile_blocks` (block framing, checksums, cells, index chunks), `hfile_meta` (FileInfo, trailer),
-`hfile_writer` (the writer), `protobuf_lite` (varints).
-
-File (all integers big-endian unless noted):
-
-| section                | blocks                                                            |
-|------------------------|-------------------------------------------------------------------|
-| scanned                | `DATABLK*` data blocks; `IDXLEAF2` leaf index blocks in between (multi-level index only) |
-| non-scanned            | `METABLKc` meta blocks, sorted by name (Hudi MDT: `bloomFilter`)  |
-| load-on-open           | `IDXINTE2` intermediate index blocks (3+ levels only), then `trailer.load_on_open_data_offset` → `IDXROOT2` data index root, `IDXROOT2` meta index (always present, maybe empty), `FILEINF2` file info |
-| trailer                | last 4096 bytes                                                    |
-
-Block (every kind):
-
-| off | size | field                                                                              |
-|-----|------|------------------------------------------------------------------------------------|
-| 0   | 8    | magic                                                                              |
-| 8   | 4    | onDiskSizeWithoutHeader = len(stored payload) + checksum bytes                     |
-| 12  | 4    | uncompressedSizeWithoutHeader = len(payload)                                       |
-| 16  | 8    | prevBlockOffset: offset of the previous block of the same magic, else -1           |
-| 24  | 1    | checksumType: 0 NULL, 1 CRC32, 2 CRC32C (HBase default; all fixture blocks)        |
-| 25  | 4    | bytesPerChecksum = 16384                                                           |
-| 29  | 4    | onDiskDataSizeWithHeader = 33 + len(stored payload)                                |
-| 33  | var  | stored payload: the payload, or for GZ one gzip member (header `1f8b0800000000000000`, deflate level 6) |
-| …   | 4·k  | CRC32C of each 16384-byte chunk of bytes [0, onDiskDataSizeWithHeader)            |
-
-Payloads:
-
-| block      | payload                                                                               |
-|------------|---------------------------------------------------------------------------------------|
-| `DATABLK*` | cells: int32 keyLength, int32 valueLength, key, value, [uint16 tagsLength + tags: only if FileInfo has `hfile.MAX_TAGS_LEN`], memstoreTS as Hadoop vlong (present when `KEY_VALUE_VERSION` = 1; Hudi: `00`) |
-| key        | uint16 rowLength, row, uint8 familyLength = 0, family, qualifier (empty), int64 timestamp = `Long.MAX_VALUE`, uint8 type = 4 (Put) |
-| `IDXROOT2` | per entry: int64 block offset, int32 block on-disk size with header, Hadoop vint key length, key (data index: a full KeyValue key; meta index: the block name); a multi-level data root ends with 16 bytes of mid-key metadata (int64 offset, int32 size, int32 index) |
-| `IDXLEAF2`/`IDXINTE2` | int32 n, n+1 int32 offsets of the entries (relative to the end of this list; the last = total size), entries: int64 offset, int32 on-disk size, key (no length) |
-| `METABLKc` | opaque bytes                                                                          |
-| `FILEINF2` | `PBUF`, varint length, `InfoProto{repeated BytesBytesPair map_entry = 1}` (`first` = 1, `second` = 2), sorted by key |
-
-FileInfo entries HBase always writes: `KEY_VALUE_VERSION` int32 1, `MAX_MEMSTORE_TS_KEY` int64 0,
-`hfile.AVG_KEY_LEN` int32 (full key length), `hfile.AVG_VALUE_LEN` int32, `hfile.CREATE_TIME_TS`
-int64 (0 in Hudi files), `hfile.LASTKEY` (full key of the last cell; absent when empty). No
-`hfile.MAX_TAGS_LEN`/`hfile.TAGS_COMPRESSED` (no tags) and no `DATA_BLOCK_ENCODING`. Hudi adds its
-own: MDT `schema`, `minRecordKey`, `maxRecordKey`, `bloomFilterTypeCode`; bootstrap `INDEX_INFO`.
-
-Trailer (4096 bytes): `TRABLK"$`, varint length + `FileTrailerProto` (1 fileInfoOffset, 2
-loadOnOpenDataOffset, 3 uncompressedDataIndexSize, 4 totalUncompressedBytes, 5 dataIndexCount, 6
-metaIndexCount, 7 entryCount, 8 numDataIndexLevels, 9 firstDataBlockOffset, 10 lastDataBlockOffset,
-11 comparatorClassName, 12 compressionCodec: LZO 0, GZ 1, NONE 2, SNAPPY 3, LZ4 4, BZIP2 5, ZSTD 6;
-13 encryptionKey), zero padding, int32 `minor << 24 | major` = `03 00 00 03`. An empty file has
-offsets 9 and 10 = -1 (ten-byte varints). Field 4 = sum of (33 + payload) over data, leaf index,
-meta, meta index and file info blocks, + 4096; field 3 = payload bytes of all data index blocks.
-
-Hadoop vint/vlong: a value in [-112, 127] is one byte; otherwise one byte `-112 - n` (or `-120 - n`
-for a negative value, stored inverted) followed by n big-endian bytes.
-
-Only NONE and GZ compression are supported; other codecs raise `UnsupportedOperationError`.
-"""
+"""HFile v3 reader: trailer, load-on-open blocks, block index, cells (layout: `pyhudi.codec.hfile`)."""
 
 from __future__ import annotations
 
@@ -73,7 +6,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from pyhudi.codec.hfile_blocks import (
+from pyhudi.codec.hfile.blocks import (
     MAGIC_DATA,
     MAGIC_FILE_INFO,
     MAGIC_INTERMEDIATE_INDEX,
@@ -90,22 +23,8 @@ from pyhudi.codec.hfile_blocks import (
     kv_key_row,
     read_block,
 )
-from pyhudi.codec.hfile_meta import HFileInfo, HFileTrailer, decode_file_info
-from pyhudi.codec.hfile_writer import (
-    HFILE_BOOTSTRAP_COMPARATOR,
-    HFILE_MDT_COMPARATOR,
-    write_hfile,
-)
+from pyhudi.codec.hfile.meta import HFileInfo, HFileTrailer, decode_file_info
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
-
-__all__ = [
-    "HFILE_BOOTSTRAP_COMPARATOR",
-    "HFILE_MDT_COMPARATOR",
-    "HFileInfo",
-    "HFileReader",
-    "HFileTrailer",
-    "write_hfile",
-]
 
 _CACHED_BLOCKS = 256
 

@@ -6,7 +6,7 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from pyhudi.codec.hfile_blocks import CODEC_IDS, CODEC_NAMES, TRAILER_SIZE, kv_key_row
+from pyhudi.codec.hfile.blocks import CODEC_IDS, CODEC_NAMES, TRAILER_SIZE, kv_key_row
 from pyhudi.codec.protobuf_lite import (
     decode_delimited,
     encode_delimited,

@@ -8,7 +8,7 @@ the codecs for one block (or one structure inside a block) each:
   qualifier, timestamp `Long.MAX_VALUE`, type Put, memstoreTS 0).
 * `encode_root_index` / `decode_root_index`, `encode_non_root_index` / `decode_non_root_index`.
 
-The FileInfo block and the trailer are in `pyhudi.codec.hfile_meta`.
+The FileInfo block and the trailer are in `pyhudi.codec.hfile.meta`.
 """
 
 from __future__ import annotations
