@@ -53,7 +53,7 @@ def connect(spark: SparkSession) -> tuple[HiveMetastore | None, str]:
     jars = spark.conf.get("spark.sql.hive.metastore.jars", "builtin")
     if jars != "builtin":
         return None, f"spark.sql.hive.metastore.jars={jars}: only Spark's built-in Hive client"
-    jvm = spark._jvm  # type: ignore[attr-defined]
+    jvm: Any = spark._jvm  # type: ignore[attr-defined]
     catalog = spark._jsparkSession.sharedState().externalCatalog().unwrapped()  # type: ignore[attr-defined]
     hive_conf = catalog.client().conf()
     client = jvm.org.apache.hadoop.hive.ql.metadata.Hive.get(hive_conf).getMSC()
