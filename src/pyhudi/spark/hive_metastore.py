@@ -106,7 +106,7 @@ class HiveMetastore:
         table.setTableType(spec.table_type)
         self._client.createTable(table)
 
-    def alter_table(self, spec: MetastoreTable) -> None:
+    def alter_table(self, spec: MetastoreTable, *, cascade: bool = False) -> None:
         """Columns, formats, serde and table properties as in `spec`; other properties are kept,
         except Spark's data source properties (`spark.sql.sources.*`), which `spec` replaces."""
         table = self._client.getTable(spec.database, spec.name)
@@ -118,7 +118,7 @@ class HiveMetastore:
         for key, value in spec.parameters.items():
             table.putToParameters(key, value)
         context = self._api.EnvironmentContext()
-        if spec.partition_keys:
+        if cascade and spec.partition_keys:  # new columns reach every partition too
             context.putToProperties(_CASCADE, "true")
         self._client.alter_table_with_environmentContext(spec.database, spec.name, table, context)
 

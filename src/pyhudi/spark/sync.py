@@ -138,7 +138,7 @@ def _sync_hive(
     else:
         last_synced = existing.parameters.get(skeys.LAST_COMMIT_TIME_SYNC)
         if _changed(existing, spec):
-            metastore.alter_table(spec)
+            metastore.alter_table(spec, cascade=existing.columns != _columns_of(spec))
     _sync_partitions(metastore, ctx, spec, options, last_synced)
     latest = latest_commit_time(ctx)
     if latest is not None and latest != last_synced:
@@ -173,10 +173,14 @@ def _same_layout(existing: MetastoreTable, spec: MetastoreTable) -> bool:
     return existing.input_format == spec.input_format and list(existing.partition_keys) == keys
 
 
+def _columns_of(spec: MetastoreTable) -> tuple[tuple[str, str], ...]:
+    """The columns as the metastore stores them (names lower-cased)."""
+    return tuple((n.lower(), t) for n, t in spec.columns)
+
+
 def _changed(existing: MetastoreTable, spec: MetastoreTable) -> bool:
-    columns = tuple((n.lower(), t) for n, t in spec.columns)
     return (
-        existing.columns != columns
+        existing.columns != _columns_of(spec)
         or (existing.output_format, existing.serde) != (spec.output_format, spec.serde)
         or any(existing.serde_properties.get(k) != v for k, v in spec.serde_properties.items())
         or any(existing.parameters.get(k) != v for k, v in spec.parameters.items())

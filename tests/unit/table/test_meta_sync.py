@@ -4,16 +4,22 @@ option checks that refuse what pyhudi does not do before anything is registered.
 from __future__ import annotations
 
 import pytest
-from tests.helpers.timeline_builder import table_props
+from tests.helpers.timeline_builder import Base, TimelineBuilder, table_props
 
 from pyhudi.exceptions import ConfigError
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.instant import Action
 from pyhudi.spark.sync import check_sync_options
 from pyhudi.table.context import TableContext
 from pyhudi.table.meta_sync import (
+    dropped_partitions_since,
     extractor_class,
+    latest_commit_time,
+    needs_full_listing,
     partition_events,
     partition_values,
     same_location,
+    written_partitions_since,
 )
 
 HIVE = "org.apache.hudi.hive."
@@ -93,3 +99,40 @@ def test_a_table_without_commits_lists_storage_and_drops_what_the_metastore_has_
     assert [(e.kind.value, e.values) for e in events] == [("DROP", ("x",))]
     unpartitioned = _table(tmp_path / "u", None)
     assert partition_events(unpartitioned, HIVE + "NonPartitionedExtractor", {}, None) == []
+
+
+MULTI = HIVE + "MultiPartKeysValueExtractor"
+
+
+def test_incremental_events_add_written_partitions_and_drop_replaced_ones(tmp_path):
+    tb = TimelineBuilder.create(tmp_path / "t")
+    first = tb.write(Base("a", "f1"), Base("b", "f2"))
+    tb.write(Base("c", "f3"))
+    overwrite = WriteOperationType.INSERT_OVERWRITE_TABLE
+    tb.write(
+        Base("c", "f4"),
+        action=Action.REPLACE_COMMIT,
+        operation=overwrite,
+        replaced={"a": ["f1"], "c": ["f3"]},
+    )
+    ctx = TableContext.open(tb.ctx.uri)
+    assert written_partitions_since(ctx, first) == ["c", "a"]
+    # a is replaced and not written again; c is replaced and written by the same instant
+    assert dropped_partitions_since(ctx, first) == {"a"}
+    base = ctx.uri.rstrip("/")
+    metastore = {("a",): f"{base}/a", ("b",): f"{base}/b"}
+    events = partition_events(ctx, MULTI, metastore, first)
+    assert [(e.kind.value, e.values) for e in events] == [("ADD", ("c",)), ("DROP", ("a",))]
+
+
+def test_a_moved_partition_is_updated_and_a_full_listing_runs_without_a_synced_commit(tmp_path):
+    tb = TimelineBuilder.create(tmp_path / "t")
+    tb.write(Base("a", "f1"))
+    ctx = TableContext.open(tb.ctx.uri)
+    moved = {("a",): "file:/elsewhere/a", ("gone",): "file:/x/gone"}
+    events = partition_events(ctx, MULTI, moved, None)
+    assert [(e.kind.value, e.values) for e in events] == [("UPDATE", ("a",)), ("DROP", ("gone",))]
+    # a last synced commit older than the active timeline (archived) also lists everything
+    assert needs_full_listing(ctx, "00000000000000") and not needs_full_listing(
+        ctx, latest_commit_time(ctx)
+    )
