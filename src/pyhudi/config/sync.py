@@ -64,7 +64,6 @@ PARTITION_EXTRACTOR_CLASS = string(
     "Hudi's PartitionValueExtractor turning a partition path into the metastore partition values "
     "(default: NonPartitionedExtractor without partition fields, HiveStylePartitionValueExtractor "
     "for one hive-style field, MultiPartKeysValueExtractor otherwise).",
-    "hoodie.meta.sync.partition_extractor_class",
 )
 
 # ---- what Hudi's Hive sync (HiveSyncTool / HMSDDLExecutor) writes into the metastore -------------
