@@ -13,9 +13,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_scenario(
-    session: str, work: Path, steps: list[str], *, hive: bool = False, timeout_s: int = 900
+    session: str,
+    work: Path,
+    steps: list[str],
+    *,
+    hive: bool = False,
+    timeout_s: int = 900,
+    module: str = "tests.deploy.scenario",
 ) -> dict[str, dict[str, Any]]:
-    """Results by step name; a failing step fails the test with its traceback."""
+    """Results by step name; a failing step fails the test with its traceback. `module` runs
+    another scenario module with the same command line (`--session`, `--work`, `--steps`)."""
     env = {
         "PYHUDI_SCENARIO_HIVE": "1" if hive else "0",
         **os.environ,
@@ -25,7 +32,7 @@ def run_scenario(
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
     work.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "tests.deploy.scenario", "--session", session]
+    command = [sys.executable, "-m", module, "--session", session]
     command += ["--work", str(work), "--steps", ",".join(steps)]
     done = subprocess.run(
         command,

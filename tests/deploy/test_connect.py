@@ -29,7 +29,11 @@ STEPS = [
 def connect(tmp_path_factory):
     logs = tmp_path_factory.mktemp("connect-server")
     with connect_server(logs) as url:
-        yield run_scenario(url, tmp_path_factory.mktemp("connect-client"), STEPS)
+        results = run_scenario(url, tmp_path_factory.mktemp("connect-client"), STEPS)
+        sync = ["fallback"]  # catalog sync without a metastore client
+        module = "tests.deploy.hive_sync_scenario"
+        work = tmp_path_factory.mktemp("connect-sync")
+        yield {**results, **run_scenario(url, work, sync, module=module)}
 
 
 def test_format_hudi_from_a_connect_client(connect):
@@ -69,3 +73,10 @@ def test_spark_sql_catalog_tables(connect):
 def test_the_readme_blocks_run_on_connect_through_spark_remote(connect):
     assert connect["readme"]["blocks"] == 3
     assert hudi_rs_table(connect["readme"]["path"]).column("uuid").to_pylist() == ["id-9"]
+
+
+def test_catalog_sync_from_connect_registers_a_spark_only_table_and_warns(connect):
+    fallback = connect["fallback"]
+    assert fallback["count"] == 4  # the USING hudi table reads the Hudi table
+    assert len(fallback["warnings"]) == 1
+    assert "Spark Connect" in fallback["warnings"][0] and "Spark-only" in fallback["warnings"][0]

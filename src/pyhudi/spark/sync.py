@@ -1,47 +1,47 @@
-"""Catalog sync (Hudi's meta sync): after a commit, the table is registered in the SparkSession's
-catalog, with the name and database of Hudi's `hoodie.datasource.hive_sync.*` keys.
+"""Catalog sync (Hudi's meta sync): after a commit the table and its partitions are registered in
+the metastore, with the database and name of Hudi's `hoodie.datasource.hive_sync.*` keys.
 
-The catalog is whatever backs the session: the in-memory catalog, or a Hive metastore with
-`enableHiveSupport()` (the embedded Derby metastore by default, a standalone one through
-`hive.metastore.uris`). Tables are Spark data source tables `USING hudi` (readable by Spark SQL
-through the `hudi` format); merge-on-read tables get Hudi's two tables, `<table>_ro`
-(read-optimized) and `<table>_rt` (snapshot). A table whose columns changed since the last sync
+In a classic SparkSession with Hive support (the embedded Derby metastore by default, a standalone
+one through `spark.hadoop.hive.metastore.uris`) this is Hudi's Hive sync (`HiveSyncTool` over
+`HMSDDLExecutor`): an EXTERNAL Hive table with Hudi's input format, serde and properties
+(`pyhudi.spark.hive_table`), one metastore partition per Hudi partition, kept up to date from the
+timeline since the table's `last_commit_time_sync` (`pyhudi.table.meta_sync`). Merge-on-read
+tables get Hudi's two tables, `<table>_ro` (read-optimized) and `<table>_rt` (snapshot, realtime
+input format). Spark reads them as `hudi` data source tables.
+
+Elsewhere (Spark Connect, a session without Hive support, non-builtin Hive jars) the tables are
+Spark data source tables `USING hudi` made with Spark SQL, with a warning: that entry is Spark-only
+(no Hudi input format, no metastore partitions). A table whose columns changed since the last sync
 is dropped and created again (dropping a `USING hudi ... LOCATION` table leaves its files alone).
-
-Not Hive-format tables: Spark refuses the `spark.sql.*` table properties Hudi's Hive sync writes,
-and a Hive-format table with Hudi's input format needs Hudi's jars to be read. Engines that read
-Hudi tables through Hive's input format need Hudi's own Hive sync.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 from pyhudi.config import read as rkeys
 from pyhudi.config import sync as skeys
 from pyhudi.exceptions import ConfigError
 from pyhudi.reader.dataframe import spark_schema
 from pyhudi.reader.planner import plan_read
+from pyhudi.spark.hive_metastore import HiveMetastore, MetastoreTable, connect
+from pyhudi.spark.hive_table import SyncedTable, hive_table
 from pyhudi.table.context import TableContext
+from pyhudi.table.meta_sync import (
+    PartitionEventType,
+    extractor_class,
+    latest_commit_time,
+    partition_events,
+)
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class SyncedTable:
-    """One catalog table of a Hudi table: its name and how it reads the Hudi table."""
-
-    database: str
-    name: str
-    query_type: str
-
-    @property
-    def qualified(self) -> str:
-        return f"`{self.database}`.`{self.name}`"
+__all__ = ["SyncedTable", "check_sync_options", "sync_enabled", "sync_to_catalog", "synced_tables"]
 
 
 def sync_enabled(options: Mapping[str, str]) -> bool:
@@ -57,7 +57,7 @@ def synced_tables(ctx: TableContext, options: Mapping[str, str]) -> list[SyncedT
     ro_name = name if skeys.SKIP_RO_SUFFIX.get(options) else f"{name}_ro"
     return [
         SyncedTable(database, ro_name, "read_optimized"),
-        SyncedTable(database, f"{name}_rt", "snapshot"),
+        SyncedTable(database, f"{name}_rt", "snapshot", realtime=True),
     ]
 
 
@@ -83,32 +83,130 @@ def check_sync_options(
             f"{skeys.PARTITION_FIELDS.key}={','.join(fields)} differs from the table's partition "
             f"fields ({','.join(ctx.config.partition_fields) or 'none'}) at {ctx.base_path}"
         )
+    if skeys.CREATE_MANAGED_TABLE.get(options):
+        raise ConfigError(
+            f"{skeys.CREATE_MANAGED_TABLE.key}=true: pyhudi registers Hudi tables as EXTERNAL "
+            "tables only (dropping a managed table would delete the Hudi table's files)"
+        )
+    extractor_class(ctx, options)  # an unknown extractor is an error before anything changes
 
 
 def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, str]) -> list[str]:
-    """Create (or refresh) the catalog tables of the Hudi table at `path`; returns their names."""
+    """Register (or bring up to date) the metastore tables of the Hudi table at `path`."""
     ctx = TableContext.open(path)
     check_sync_options(ctx, options, spark.conf.get(METASTORE_URIS_CONF, None))
+    metastore, reason = connect(spark)
+    if metastore is None:
+        log.warning(
+            "catalog sync of %s: %s; registering Spark data source tables USING hudi, a "
+            "Spark-only metastore entry (no Hudi input format or partitions for other engines)",
+            ctx.uri,
+            reason,
+        )
+        return [_sync_spark_only(spark, ctx, table) for table in synced_tables(ctx, options)]
+    owner = spark.sparkContext.sparkUser()
     done = []
     for table in synced_tables(ctx, options):
-        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{table.database}`")
-        name = f"{table.database}.{table.name}"
-        if spark.catalog.tableExists(name):
-            if _columns(spark.table(name).schema) == _columns(_expected(spark, ctx)):
-                done.append(name)
-                continue
-            spark.sql(f"DROP TABLE {table.qualified}")
-        spark.sql(
-            f"CREATE TABLE {table.qualified} USING hudi LOCATION '{ctx.uri}' "
-            f"TBLPROPERTIES ('{rkeys.QUERY_TYPE.key}' = '{table.query_type}')"
-        )
-        done.append(name)
+        _sync_hive(spark, metastore, ctx, table, options, owner)
+        done.append(f"{table.database}.{table.name}")
+        spark.catalog.refreshTable(table.qualified)
     return done
 
 
-def _expected(spark: SparkSession, ctx: TableContext):  # type: ignore[no-untyped-def]
-    return spark_schema(plan_read(ctx, {}), output=True)
+def _schema(ctx: TableContext, table: SyncedTable) -> StructType:
+    return spark_schema(plan_read(ctx, {rkeys.QUERY_TYPE.key: table.query_type}), output=True)
 
 
-def _columns(schema) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def _sync_hive(
+    spark: SparkSession,
+    metastore: HiveMetastore,
+    ctx: TableContext,
+    table: SyncedTable,
+    options: Mapping[str, str],
+    owner: str,
+) -> None:
+    """`HiveSyncTool.syncHoodieTable`: the table, its schema and properties, then its partitions."""
+    metastore.ensure_database(table.database)
+    spec = hive_table(ctx, table, _schema(ctx, table), options, spark.version)
+    existing = metastore.get_table(table.database, table.name)
+    if existing is not None and not _same_layout(existing, spec):
+        metastore.drop_table(table.database, table.name)  # e.g. a Spark-only entry of before
+        existing = None
+    last_synced = None
+    if existing is None:
+        metastore.create_table(spec, owner)
+    else:
+        last_synced = existing.parameters.get(skeys.LAST_COMMIT_TIME_SYNC)
+        if _changed(existing, spec):
+            metastore.alter_table(spec, cascade=existing.columns != _columns_of(spec))
+    _sync_partitions(metastore, ctx, spec, options, last_synced)
+    latest = latest_commit_time(ctx)
+    if latest is not None and latest != last_synced:
+        stamped = {**spec.parameters, skeys.LAST_COMMIT_TIME_SYNC: latest}
+        metastore.alter_table(replace(spec, parameters=stamped))
+
+
+def _sync_partitions(
+    metastore: HiveMetastore,
+    ctx: TableContext,
+    spec: MetastoreTable,
+    options: Mapping[str, str],
+    last_synced: str | None,
+) -> None:
+    if not spec.partition_keys:
+        return
+    current = metastore.partitions(spec.database, spec.name)
+    events = partition_events(ctx, extractor_class(ctx, options), current, last_synced)
+    by_kind = {
+        kind: [(e.values, e.location) for e in events if e.kind is kind]
+        for kind in PartitionEventType
+    }
+    metastore.add_partitions(spec, by_kind[PartitionEventType.ADD])
+    metastore.alter_partitions(spec, by_kind[PartitionEventType.UPDATE])
+    for values, _ in by_kind[PartitionEventType.DROP]:
+        metastore.drop_partition(spec.database, spec.name, values)
+
+
+def _same_layout(existing: MetastoreTable, spec: MetastoreTable) -> bool:
+    """Partition keys cannot be altered, nor a Spark-only entry turned into Hudi's table."""
+    keys = [(n.lower(), t) for n, t in spec.partition_keys]
+    return existing.input_format == spec.input_format and list(existing.partition_keys) == keys
+
+
+def _columns_of(spec: MetastoreTable) -> tuple[tuple[str, str], ...]:
+    """The columns as the metastore stores them (names lower-cased)."""
+    return tuple((n.lower(), t) for n, t in spec.columns)
+
+
+def _changed(existing: MetastoreTable, spec: MetastoreTable) -> bool:
+    return (
+        existing.columns != _columns_of(spec)
+        or (existing.output_format, existing.serde) != (spec.output_format, spec.serde)
+        or any(existing.serde_properties.get(k) != v for k, v in spec.serde_properties.items())
+        or any(existing.parameters.get(k) != v for k, v in spec.parameters.items())
+        or _spark_keys(existing.parameters) != _spark_keys(spec.parameters)
+    )
+
+
+def _spark_keys(parameters: Mapping[str, str]) -> set[str]:
+    """Spark's data source properties: a schema split into fewer parts leaves none stale."""
+    return {k for k in parameters if k.startswith("spark.sql.sources.")}
+
+
+# ---- Spark-only fallback -------------------------------------------------------------------------
+def _sync_spark_only(spark: SparkSession, ctx: TableContext, table: SyncedTable) -> str:
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{table.database}`")
+    name = f"{table.database}.{table.name}"
+    if spark.catalog.tableExists(name):
+        if _columns(spark.table(name).schema) == _columns(_schema(ctx, table)):
+            return name
+        spark.sql(f"DROP TABLE {table.qualified}")
+    spark.sql(
+        f"CREATE TABLE {table.qualified} USING hudi LOCATION '{ctx.uri}' "
+        f"TBLPROPERTIES ('{rkeys.QUERY_TYPE.key}' = '{table.query_type}')"
+    )
+    return name
+
+
+def _columns(schema: StructType) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in schema.fields]

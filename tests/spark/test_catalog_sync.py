@@ -1,0 +1,31 @@
+"""Catalog sync in a session without Hive support (the shared test session's in-memory catalog):
+a Spark-only `USING hudi` table and a warning that says so. The Hive metastore path is tested in
+tests/deploy/test_hive_sync.py (it needs a Hive-enabled session of its own)."""
+
+from __future__ import annotations
+
+import logging
+
+import pyhudi
+
+
+def test_sync_without_hive_support_registers_a_spark_only_table_and_warns(spark, tmp_path, caplog):
+    df = spark.createDataFrame(
+        [("a", "sf", 1), ("b", "nyc", 1)], "uuid string, city string, ts long"
+    )
+    options = {
+        "hoodie.table.name": "fallback_sync",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": "insert",
+        "hoodie.datasource.meta.sync.enable": "true",
+        "hoodie.datasource.hive_sync.database": "fallback_db",
+    }
+    with caplog.at_level(logging.WARNING, logger="pyhudi.spark.sync"):
+        pyhudi.write(df, str(tmp_path / "t"), options)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "pyhudi.spark.sync"]
+    assert len(warnings) == 1
+    assert "no Hive support" in warnings[0] and "Spark-only" in warnings[0]
+    assert spark.table("fallback_db.fallback_sync").count() == 2
+    spark.sql("DROP TABLE fallback_db.fallback_sync")
