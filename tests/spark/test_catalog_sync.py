@@ -4,6 +4,7 @@ tests/deploy/test_hive_sync.py (it needs a Hive-enabled session of its own)."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pyhudi
@@ -29,3 +30,31 @@ def test_sync_without_hive_support_registers_a_spark_only_table_and_warns(spark,
     assert "no Hive support" in warnings[0] and "Spark-only" in warnings[0]
     assert spark.table("fallback_db.fallback_sync").count() == 2
     spark.sql("DROP TABLE fallback_db.fallback_sync")
+
+
+def test_a_stream_syncs_the_catalog_after_its_micro_batches(spark, tmp_path):
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "batch-0.json").write_text(
+        "\n".join(json.dumps({"uuid": f"k{i}", "city": "sf", "ts": 1}) for i in range(3))
+    )
+    stream = spark.readStream.schema("uuid string, city string, ts long").json(str(source))
+    options = {
+        "hoodie.table.name": "streamed_sync",
+        "hoodie.datasource.write.recordkey.field": "uuid",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.datasource.meta.sync.enable": "true",
+        "hoodie.datasource.hive_sync.database": "stream_db",
+    }
+    query = pyhudi.stream_write(
+        stream,
+        str(tmp_path / "t"),
+        options,
+        checkpoint_location=str(tmp_path / "chk"),
+        trigger={"availableNow": True},
+    )
+    query.awaitTermination()
+    assert spark.table("stream_db.streamed_sync").count() == 3
+    spark.sql("DROP TABLE stream_db.streamed_sync")

@@ -25,6 +25,7 @@ from pyhudi.client.write_client import write
 from pyhudi.config import clustering as clkeys
 from pyhudi.exceptions import HudiError
 from pyhudi.services.runner import runner_for
+from pyhudi.spark.sync import sync_enabled, sync_to_catalog
 from pyhudi.table.context import TableContext
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,8 @@ def stream_write(
             ASYNC_CONTEXT_KEY: "false" if bounded else "true",
         }
         write(batch, path, {**base, **extra})
+        if sync_enabled(base):  # Hudi's streaming sink syncs after each micro-batch commit
+            sync_to_catalog(batch.sparkSession, path, base)
 
     writer = streaming_df.writeStream.foreachBatch(write_batch).option(
         "checkpointLocation", checkpoint_location
