@@ -43,3 +43,8 @@ READ_PATHS = string("hoodie.datasource.read.paths", None, "Not supported: read w
 #: `HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS` (true): list files through the
 #: metadata table's `files` partition when the table has one.
 METADATA_ENABLE_FOR_READERS_DEFAULT = True
+DATA_SKIPPING = boolean(
+    "hoodie.enable.data.skipping",
+    False,
+    "Skip file slices whose column stats (metadata table) prove no row matches the read's filters.",
+)

@@ -20,6 +20,7 @@ from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.metadata import read_view
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import InstantTime
+from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.pruning import PartitionFilter, prune_partitions
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
@@ -77,6 +78,7 @@ def plan_read(
         ]
     else:
         slices = view.latest_merged_file_slices(as_of, partitions)
+    slices = skip_slices(ctx, opts, slices, filters)  # hoodie.enable.data.skipping
     return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
 
 
