@@ -1,4 +1,5 @@
-"""`pyhudi metadata show PATH`: the metadata table's partitions, file groups, sizes and records."""
+"""`pyhudi metadata show PATH`: the metadata table's partitions, file groups, sizes and records;
+`pyhudi metadata validate PATH`: the metadata table compared with the files (exit 1 on a difference)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from typing import Any
 
 from pyhudi.cli.format import human_bytes, table
-from pyhudi.metadata import FILES_PARTITION, MetadataTable
+from pyhudi.metadata import FILES_PARTITION, MetadataTable, validate
 from pyhudi.table.context import TableContext
 
 
@@ -27,6 +28,33 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(handler=show_command)
+    check = metadata.add_parser(
+        "validate",
+        help="compare the metadata table with the files on storage (partitions, files and sizes, "
+        "latest file slices, column stats, bloom filters, record index); exit 1 on a difference",
+    )
+    check.add_argument("path", help="the data table's base path")
+    check.add_argument("--as-of", help="validate as of this data-table instant (default: latest)")
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.set_defaults(handler=validate_command)
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    report = validate(args.path, as_of=args.as_of)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0 if report.ok else 1
+    when = f" as of {args.as_of}" if args.as_of else ""
+    print(f"metadata table of {args.path}{when}: checked {', '.join(report.checks)}")
+    for note in report.skipped:
+        print(f"  not checked: {note}")
+    if report.ok:
+        print("no difference")
+        return 0
+    print(f"{len(report.differences)} difference(s):")
+    for difference in report.differences:
+        print(f"  {difference}")
+    return 1
 
 
 def show_command(args: argparse.Namespace) -> int:

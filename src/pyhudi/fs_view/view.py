@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
@@ -34,6 +34,9 @@ class FileSystemView:
     base_file_extension: str = ".parquet"
     #: (partition, file id) -> source file of METADATA_ONLY bootstrapped file groups (bootstrap index).
     bootstrap_sources: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    #: Where the files come from: a directory listing by default, or e.g. the metadata table's
+    #: `files` partition (`pyhudi.metadata.listing`); called once per view (and per `refresh`).
+    listing_source: Callable[[], PartitionListing] | None = field(default=None, repr=False)
     _listing: PartitionListing | None = field(default=None, repr=False)
 
     @property
@@ -43,7 +46,10 @@ class FileSystemView:
     @property
     def listing(self) -> PartitionListing:
         if self._listing is None:
-            self._listing = PartitionListing.scan(self.storage, self.base_path)
+            source = self.listing_source
+            self._listing = (
+                source() if source else PartitionListing.scan(self.storage, self.base_path)
+            )
         return self._listing
 
     def refresh(self) -> None:

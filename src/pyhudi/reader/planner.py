@@ -17,8 +17,10 @@ import pyarrow as pa
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.config import read as rkeys
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.metadata import read_view
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import InstantTime
+from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.pruning import PartitionFilter, prune_partitions
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
@@ -67,7 +69,7 @@ def plan_read(
         return _plan_incremental(ctx, opts, tuple(filters))
     as_of = _as_of(ctx, opts)
     schema = table_arrow_schema(ctx, as_of) or pa.schema([])
-    view = ctx.view()
+    view = read_view(ctx, opts)  # the metadata table's files listing when enabled
     partitions = prune_partitions(ctx, view.partition_paths(), filters)
     if query_type == "read_optimized":
         slices = [
@@ -76,6 +78,7 @@ def plan_read(
         ]
     else:
         slices = view.latest_merged_file_slices(as_of, partitions)
+    slices = skip_slices(ctx, opts, slices, filters)  # hoodie.enable.data.skipping
     return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
 
 
@@ -160,7 +163,7 @@ def _plan_incremental(
     for instant in window:
         for stat in ctx.active.commit_metadata(instant).write_stats():
             touched.add((stat.partition_path or "", stat.file_id))
-    view = ctx.view()
+    view = read_view(ctx, opts)
     partitions = prune_partitions(ctx, sorted({p for p, _ in touched}), filters)
     slices = [
         s

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from pyhudi.cli.main import main
 
@@ -50,3 +51,30 @@ def test_metadata_show_on_a_table_without_one_is_an_error_naming_it(hudi_tables,
     path = str(hudi_tables["cow__v9_txns_simple_nometa"])
     assert main(["metadata", "show", path]) == 2
     assert "no metadata table" in capsys.readouterr().err
+
+
+def test_metadata_validate_exits_0_on_a_real_table_and_1_naming_a_difference(
+    hudi_tables, tmp_path, capsys
+):
+    assert main(["metadata", "validate", str(hudi_tables[V8])]) == 0
+    out = capsys.readouterr().out
+    assert "record_index" in out and "no difference" in out
+    root = tmp_path / "table"
+    shutil.copytree(hudi_tables[V8], root)
+    victim = sorted(root.glob("city=chennai/*.parquet"))[0]
+    victim.unlink()
+    assert main(["metadata", "validate", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"[files] city=chennai: {victim.name}: in the metadata table, not on storage" in out
+    assert main(["metadata", "validate", str(root), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert not report["ok"] and report["checks"][:2] == ["partitions", "files"]
+    assert {
+        "check": "files",
+        "partition": "city=chennai",
+        "subject": victim.name,
+        "detail": "in the metadata table, not on storage",
+    } in report["differences"]
+    instant = victim.name.rsplit("_", 1)[1].split(".")[0]
+    assert main(["metadata", "validate", str(hudi_tables[V8]), "--as-of", instant, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["as_of"] == instant

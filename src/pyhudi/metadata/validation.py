@@ -1,0 +1,193 @@
+"""Validating a metadata table against the data table's files (Hudi's `HoodieMetadataTableValidator`).
+
+`validate(path)` runs every check that applies and returns a `ValidationReport` naming each
+`Difference`:
+
+| check              | metadata table side                        | storage side                                  |
+|--------------------|--------------------------------------------|-----------------------------------------------|
+| `partitions`       | `files` partition list                     | partitions holding a committed data file      |
+| `files`            | per partition: file names and sizes        | committed data files (their instant completed) |
+| `latest_base_files`| latest base files of a view over the listing | the same from a directory listing             |
+| `latest_file_slices`| latest merged slices (base + logs), ditto | ditto                                         |
+| `column_stats`     | (file, column) min/max/null/value counts   | the latest parquet base files' footers        |
+| `bloom_filters`    | an entry per latest base file              | the latest base files                         |
+| `record_index`     | record key -> (partition, file group)      | the keys of the latest snapshot (slices read) |
+
+"Committed": a file whose file-name instant is a completed instant at or before `as_of`, or older
+than the active timeline (archived). `column_stats`, `bloom_filters` and `record_index` run when
+the metadata table has that partition.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from pyhudi.codec.file_names import parse_base_file, parse_log_file
+from pyhudi.fs_view import FileSystemView
+from pyhudi.metadata.column_stats_check import column_stats_differences
+from pyhudi.metadata.listing import files_listing, metadata_view
+from pyhudi.metadata.reader import MetadataTable
+from pyhudi.metadata.record_index_check import record_index_differences
+from pyhudi.metadata.report import Difference, ValidationReport
+from pyhudi.model.file import BaseFile, FileSlice
+from pyhudi.table.context import TableContext
+
+COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX = "column_stats", "bloom_filters", "record_index"
+
+__all__ = [
+    "Difference",
+    "ValidationReport",
+    "bloom_filter_differences",
+    "committed_data_files",
+    "file_name_id",
+    "validate",
+]
+
+
+def validate(path: str | TableContext, as_of: str | None = None) -> ValidationReport:
+    """Compare the metadata table of the table at `path` with its files, as of `as_of`."""
+    ctx = path if isinstance(path, TableContext) else TableContext.open(path)
+    mdt = MetadataTable.open(ctx, as_of=as_of)
+    on_storage = committed_data_files(ctx.view(), as_of)
+    # Both views see only committed files: a log written after `as_of` is in neither.
+    storage_view = replace(ctx.view(), listing_source=lambda: files_listing(ctx, on_storage))
+    listed_view = metadata_view(ctx, mdt)
+    differences: list[Difference] = []
+    differences += _partition_and_file_differences(mdt.all_files(), on_storage)
+    differences += _base_file_differences(listed_view, storage_view, as_of)
+    differences += _slice_differences(listed_view, storage_view, as_of)
+    checks = ["partitions", "files", "latest_base_files", "latest_file_slices"]
+    skipped: list[str] = []
+    latest = storage_view.latest_base_files(as_of)
+    for name in (COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX):
+        if name not in mdt.partitions():
+            skipped.append(f"{name}: the metadata table has no {name} partition")
+            continue
+        checks.append(name)
+        if name == COLUMN_STATS:
+            found, note = column_stats_differences(ctx, mdt.records(name).values(), latest)
+            differences += found
+            skipped += [f"{name}: {note}"] if note else []
+        elif name == BLOOM_FILTERS:
+            differences += bloom_filter_differences(mdt.records(name).values(), latest)
+        else:
+            slices = storage_view.latest_merged_file_slices(as_of)
+            differences += record_index_differences(ctx, mdt.records(name).values(), slices, as_of)
+    return ValidationReport(
+        ctx.base_path, as_of, tuple(checks), tuple(skipped), tuple(sorted(differences))
+    )
+
+
+# ---- files ---------------------------------------------------------------------------------------
+def committed_data_files(view: FileSystemView, as_of: str | None) -> dict[str, dict[str, int]]:
+    """Data files on storage by partition (name -> size) whose file-name instant is committed."""
+    writes = view.timeline.write_timeline()
+    completed = set(writes.completed().up_to(as_of).times())
+    found: dict[str, dict[str, int]] = {}
+    for partition, statuses in view.listing.files.items():
+        for status in statuses:
+            instant = _file_instant(partition, status.name)
+            if instant is None or (as_of is not None and instant > as_of):
+                continue
+            if instant in completed or writes.is_before_start(instant):
+                found.setdefault(partition, {})[status.name] = status.size_bytes
+    return found
+
+
+def _file_instant(partition: str, name: str) -> str | None:
+    if name.startswith("."):
+        log = parse_log_file(partition, name)
+        return log.base_instant_time if log is not None and log.extension == "log" else None
+    base = parse_base_file(partition, name)
+    return base.instant_time if base is not None else None
+
+
+def _partition_and_file_differences(
+    listed: dict[str, dict[str, int]], on_storage: dict[str, dict[str, int]]
+) -> list[Difference]:
+    found = [
+        Difference("partitions", p, p, _side(p in listed))
+        for p in sorted(set(listed) ^ set(on_storage))
+    ]
+    for partition in sorted(set(listed) | set(on_storage)):
+        mine, theirs = listed.get(partition, {}), on_storage.get(partition, {})
+        for name in sorted(set(mine) | set(theirs)):
+            if name not in mine or name not in theirs:
+                found.append(Difference("files", partition, name, _side(name in mine)))
+            elif mine[name] != theirs[name]:
+                detail = f"{mine[name]} bytes in the metadata table, {theirs[name]} on storage"
+                found.append(Difference("files", partition, name, detail))
+    return found
+
+
+def _side(in_metadata: bool) -> str:
+    return (
+        "in the metadata table, not on storage"
+        if in_metadata
+        else "on storage, not in the metadata table"
+    )
+
+
+# ---- latest base files and file slices -----------------------------------------------------------
+def _base_file_differences(
+    listed: FileSystemView, storage: FileSystemView, as_of: str | None
+) -> list[Difference]:
+    def by_group(view: FileSystemView) -> dict[tuple[str, str], str]:
+        return {(b.partition_path, b.file_id): b.file_name for b in view.latest_base_files(as_of)}
+
+    return _compare("latest_base_files", by_group(listed), by_group(storage))
+
+
+def _slice_differences(
+    listed: FileSystemView, storage: FileSystemView, as_of: str | None
+) -> list[Difference]:
+    def by_group(view: FileSystemView) -> dict[tuple[str, str], str]:
+        return {
+            (s.partition_path, s.file_id): _describe(s)
+            for s in view.latest_merged_file_slices(as_of)
+        }
+
+    return _compare("latest_file_slices", by_group(listed), by_group(storage))
+
+
+def _describe(piece: FileSlice) -> str:
+    base = piece.base_file.file_name if piece.base_file else "no base file"
+    logs = ", ".join(log.file_name for log in piece.log_files)
+    return f"{base} + logs [{logs}]" if logs else base
+
+
+def _compare(
+    check: str, listed: dict[tuple[str, str], str], storage: dict[tuple[str, str], str]
+) -> list[Difference]:
+    found = []
+    for partition, file_id in sorted(set(listed) | set(storage)):
+        mine, theirs = listed.get((partition, file_id)), storage.get((partition, file_id))
+        if mine != theirs:
+            detail = (
+                f"file group {file_id}: {mine or 'absent'} from the metadata table listing, "
+                f"{theirs or 'absent'} from the storage listing"
+            )
+            found.append(Difference(check, partition, file_id, detail))
+    return found
+
+
+# ---- bloom filters -------------------------------------------------------------------------------
+def bloom_filter_differences(records: Iterable[Any], latest: list[BaseFile]) -> list[Difference]:
+    """Each latest base file has a live `bloom_filters` entry (key: partition id + file-name id)."""
+    live = {
+        r.key[-24:] for r in records if r.bloom_filter is not None and not r.bloom_filter.is_deleted
+    }
+    return [
+        Difference(BLOOM_FILTERS, b.partition_path, b.file_name, "no bloom filter entry")
+        for b in latest
+        if file_name_id(b.file_name) not in live
+    ]
+
+
+def file_name_id(file_name: str) -> str:
+    """Hudi's `FileIndexID`: the base64 of the file name's MD5 (the last 24 key characters)."""
+    return base64.b64encode(hashlib.md5(file_name.encode()).digest()).decode()
