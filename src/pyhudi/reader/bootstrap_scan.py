@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -119,19 +119,30 @@ def native_stitched_frame(
     unmatched = F.raise_error(F.concat(F.lit("bootstrap source file not in the read plan: "), path))
     info = F.when(lookup[path].isNull(), unmatched).otherwise(lookup[path])
     source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
+    return _stitched_select(source, read_schema, schema, keygen, {n: info[n] for n in names})
+
+
+def _stitched_select(
+    source: DataFrame,
+    read_schema: T.StructType,
+    schema: T.StructType,
+    keygen: KeyGenSpec,
+    constants: dict[str, Column],
+) -> DataFrame:
+    """The table's columns over the source scan: data as stored, meta columns derived."""
     key_fields = {k.split(".")[0] for k in keygen.record_key_fields}
     if key_fields <= set(read_schema.names):
         # One select over the scan: each select is a round of analysis on the driver.
         staged, row = source, F.col("_metadata.row_index")
         values = {
             **{f.name: F.col(f"`{f.name}`") for f in read_schema},
-            **{n: info[n] for n in names},
+            **constants,
         }
     else:  # a key made of hive folder values needs them as columns first
         staged = source.select(
             *(F.col(f"`{f.name}`") for f in read_schema),
             F.col("_metadata.row_index").alias(_ROW),
-            *(info[n].alias(n) for n in names),
+            *(c.alias(n) for n, c in constants.items()),
         )
         row = F.col(_ROW)
         values = {f.name: F.col(f"`{f.name}`") for f in staged.schema}

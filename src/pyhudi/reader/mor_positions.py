@@ -125,9 +125,11 @@ def _not_dropped(words: dict[str, np.ndarray]) -> Column:
     literal = json.dumps({name: w.tolist() for name, w in words.items()})
     # A literal map: constant-folded once by the optimizer, then an O(files) lookup per row.
     bitmaps = F.from_json(F.lit(literal), T.MapType(T.StringType(), T.ArrayType(T.LongType())))
-    bits = bitmaps[F.col("_metadata.file_name")]
+    # try_element_at: NULL (keep the row) for files without deletes and for rows past a bitmap's
+    # last word, under ANSI mode too.
+    bits = F.try_element_at(bitmaps, F.col("_metadata.file_name"))
     row = F.col("_metadata.row_index")
-    word = F.element_at(bits, (F.shiftright(row, 6) + 1).cast("int"))
+    word = F.try_element_at(bits, (F.shiftright(row, 6) + 1).cast("int"))
     return bits.isNull() | word.isNull() | (F.getbit(word, row.bitwiseAND(63).cast("int")) == 0)
 
 
