@@ -16,7 +16,7 @@ SELECTOR = "org.apache.hudi.client.bootstrap.selector.{}BootstrapModeSelector"
 def run(spark: SparkSession) -> dict[str, Measure]:
     source = existing_table(spark)
     return {
-        "bootstrap_metadata_only_vs_spark_copy": bootstrap(spark, source, "MetadataOnly", 0.3),
+        "bootstrap_metadata_only_vs_spark_copy": bootstrap(spark, source, "MetadataOnly", 0.2),
         "bootstrap_full_record_vs_spark_copy": bootstrap(spark, source, "FullRecord", 1.3),
         "bootstrap_metadata_only_snapshot_read_vs_source": snapshot_read(spark, source),
     }
@@ -73,4 +73,4 @@ def snapshot_read(spark: SparkSession, source: str) -> Measure:
         lambda run: query(spark.read.parquet(source)),
         runs=5,
     )
-    return Measure(ours, theirs, target=1.5, runs=5)
+    return Measure(ours, theirs, target=1.2, runs=5)

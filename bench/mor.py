@@ -82,7 +82,7 @@ def snapshot_read(spark: SparkSession) -> Measure:
         lambda run: query("cow_upsert_for_mor"),
         runs=5,
     )
-    return Measure(ours, theirs, target=2.0, runs=5)
+    return Measure(ours, theirs, target=1.5, runs=5)
 
 
 def avro_codec(source, records: int = 1_000_000) -> dict[str, Measure]:  # type: ignore[no-untyped-def]

@@ -284,3 +284,29 @@ def test_simple_index_finds_keys_that_live_only_in_log_files(spark, tmp_path):
     assert result.num_inserts == 0
     data = pyhudi.read(spark, path).toArrow()
     assert data.num_rows == 5 and sorted(data.column("ts").to_pylist()) == [1, 1, 1, 5, 5]
+
+
+@pytest.mark.parametrize("literal_max_words", [1 << 20, 0], ids=["bitmap literal", "anti-join"])
+def test_snapshot_read_by_position_matches_hudi_rs(spark, tmp_path, monkeypatch, literal_max_words):
+    """Base rows replaced or deleted by the logs are dropped by row position (a delete vector per
+    base file), as a literal bitmap or, beyond its size limit, a broadcast anti-join."""
+    from pyhudi.reader import mor_positions
+
+    monkeypatch.setattr(mor_positions, "LITERAL_MAX_WORDS", literal_max_words)
+    path = str(tmp_path / "t")
+    options = {**trips_options(), **MOR, "hoodie.parquet.small.file.limit": "0"}
+    write = {**options, "hoodie.datasource.write.operation": "bulk_insert"}
+    pyhudi.write(df_of(spark, trips(0, 200)), path, write)
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    pyhudi.write(df_of(spark, trips(0, 200, ts=2, fare=7.0)[::3] + trips(200, 5)), path, upsert)
+    delete = {**options, "hoodie.datasource.write.operation": "delete"}
+    pyhudi.write(df_of(spark, trips(1, 60)[::7]).select("uuid", "city"), path, delete)
+    assert _logs(path)
+    ansi = spark.conf.get("spark.sql.ansi.enabled")
+    # Rows past a bitmap's last word are kept, without an index error under ANSI mode.
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        ours = _same(spark, path)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
+    assert len(ours) == 205 - 9  # 200 + 5 inserted, 9 deleted (some of them updated first)

@@ -30,6 +30,9 @@ def last_of_runs(sorted_values: pa.Array) -> np.ndarray:
 
 def last_per_key(table: pa.Table, key: str, sort_keys: list[tuple[str, str]]) -> pa.Table:
     """The last row of each `key` after ordering by (key, *sort_keys); rows keep their input order."""
+    column = table.column(key)
+    if column.null_count == 0 and pc.count_distinct(column).as_py() == table.num_rows:
+        return table  # every key once (e.g. one upsert's log block): nothing to choose
     order = sort_indices_nulls_first(table, [(key, "ascending"), *sort_keys])
     keys = table.column(key).take(order).combine_chunks()
     kept = order.to_numpy()[last_of_runs(keys)]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import math
 import struct
 from abc import ABC, abstractmethod
@@ -142,8 +143,14 @@ class BloomFilter(ABC):
                 # One row for the whole batch (the usual case): scatter the contiguous positions.
                 self.rows[int(row_of_key[0])][positions.T.reshape(-1)] = True
                 continue
-            for r in np.unique(row_of_key):
-                self.rows[r][positions[row_of_key == r].ravel()] = True
+            by_round = positions.T  # (nb_hash, n), contiguous: a key's column of positions
+            if np.all(row_of_key[1:] >= row_of_key[:-1]):  # rows fill up in key order
+                cuts = [0, *(np.flatnonzero(np.diff(row_of_key)) + 1), len(row_of_key)]
+                for start, end in itertools.pairwise(cuts):
+                    self.rows[int(row_of_key[start])][by_round[:, start:end]] = True
+                continue
+            for r in np.unique(row_of_key):  # round robin (DYNAMIC_V0 past its bound)
+                self.rows[r][by_round[:, row_of_key == r]] = True
 
     def might_contain_keys(self, keys: Any) -> np.ndarray:
         """Bool mask: the key may be in the filter (all its bits set in some row)."""

@@ -48,9 +48,10 @@ def read_lance_file(storage: Storage, path: str) -> pa.Table:
         return reader_class(local).read_all().to_table()
 
 
-def read_base_file(storage: Storage, path: str) -> pa.Table:
-    """A base file of any supported format, by its extension."""
+def read_base_file(storage: Storage, path: str, columns: list[str] | None = None) -> pa.Table:
+    """A base file of any supported format, by its extension (`columns`: only those, in file order)."""
     if path.endswith(LANCE_EXTENSION):
-        return read_lance_file(storage, path)
+        table = read_lance_file(storage, path)
+        return table if columns is None else table.select(columns)
     with storage.open_input(path) as handle:
-        return pq.read_table(handle)
+        return pq.read_table(handle, columns=columns)

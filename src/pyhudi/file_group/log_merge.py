@@ -90,15 +90,30 @@ def merge_with_base(
     base: pa.Table | None, winners: pa.Table, mode: MergeMode, ordering: str | None
 ) -> pa.Table:
     """Base records overlaid with the resolved log records (winners carry the delete flag)."""
-    live = winners.filter(pc.invert(winners.column(DELETED))) if winners.num_rows else winners
     if base is None or base.num_rows == 0:
+        live = winners.filter(pc.invert(winners.column(DELETED))) if winners.num_rows else winners
         return live.drop_columns([c for c in (SEQ, DELETED, NATURAL) if c in live.column_names])
+    keep_base, survivors = overlay(base, winners, mode, ordering)
+    kept = base.filter(keep_base)
+    return pa.concat_tables([kept, survivors.select(kept.column_names)])
+
+
+def overlay(
+    base: pa.Table, winners: pa.Table, mode: MergeMode, ordering: str | None
+) -> tuple[pa.Array, pa.Table]:
+    """(which base rows stay, the log rows that replace or add to them, without the flag columns).
+
+    `base` needs only the record key (and, for event-time ordering, the ordering fields): the
+    positional read (`slice_overlay`) passes just those columns.
+    """
+    if winners.num_rows == 0:
+        return pa.repeat(True, base.num_rows), winners.drop_columns([SEQ, DELETED, NATURAL])
     position = pc.index_in(base.column(RECORD_KEY), value_set=winners.column(RECORD_KEY))
     matched = pc.is_valid(position)
     keep_base = pc.invert(matched)
     drop_winner = np.zeros(winners.num_rows, dtype=bool)
     fields = ordering_columns(ordering)
-    if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields) and winners.num_rows:
+    if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields):
         at = pc.fill_null(position, 0)
         theirs = [winners.column(f).combine_chunks().take(at) for f in fields]
         natural = winners.column(NATURAL).combine_chunks().take(at)
@@ -107,12 +122,10 @@ def merge_with_base(
         keep_base = pc.or_(keep_base, base_wins)
         lost = pc.filter(position, base_wins).to_numpy(zero_copy_only=False).astype(np.int64)
         drop_winner[lost] = True
-    kept = base.filter(keep_base)
     survivors = winners.filter(
         pa.array(~drop_winner & ~winners.column(DELETED).to_numpy(zero_copy_only=False))
     )
-    survivors = survivors.drop_columns([SEQ, DELETED, NATURAL])
-    return pa.concat_tables([kept, survivors.select(kept.column_names)])
+    return keep_base, survivors.drop_columns([SEQ, DELETED, NATURAL])
 
 
 def slice_winners(task: SliceTask) -> pa.Table:

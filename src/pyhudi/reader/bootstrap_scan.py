@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -119,23 +119,49 @@ def native_stitched_frame(
     unmatched = F.raise_error(F.concat(F.lit("bootstrap source file not in the read plan: "), path))
     info = F.when(lookup[path].isNull(), unmatched).otherwise(lookup[path])
     source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
-    staged = source.select(
-        *(F.col(f"`{f.name}`") for f in read_schema),
-        F.col("_metadata.row_index").alias(_ROW),
-        *(info[n].alias(n) for n in names),
-    )
+    return _stitched_select(source, read_schema, schema, keygen, {n: info[n] for n in names})
+
+
+def _stitched_select(
+    source: DataFrame,
+    read_schema: T.StructType,
+    schema: T.StructType,
+    keygen: KeyGenSpec,
+    constants: dict[str, Column],
+) -> DataFrame:
+    """The table's columns over the source scan: data as stored, meta columns derived."""
+    key_fields = {k.split(".")[0] for k in keygen.record_key_fields}
+    if key_fields <= set(read_schema.names):
+        # One select over the scan: each select is a round of analysis on the driver.
+        staged, row = source, F.col("_metadata.row_index")
+        values = {
+            **{f.name: F.col(f"`{f.name}`") for f in read_schema},
+            **constants,
+        }
+    else:  # a key made of hive folder values needs them as columns first
+        staged = source.select(
+            *(F.col(f"`{f.name}`") for f in read_schema),
+            F.col("_metadata.row_index").alias(_ROW),
+            *(c.alias(n) for n, c in constants.items()),
+        )
+        row = F.col(_ROW)
+        values = {f.name: F.col(f"`{f.name}`") for f in staged.schema}
     derived = {
-        COMMIT_SEQNO: F.concat(F.col(_PREFIX), F.col(_ROW).cast("string")),
+        COMMIT_SEQNO: F.concat(values[_PREFIX], row.cast("string")),
         RECORD_KEY: record_key_column(staged, keygen),
     }
-    current = {f.name: f.dataType for f in staged.schema}
     out = []
     for field in schema:
-        column = derived.get(field.name, F.col(f"`{field.name}`"))
-        if current.get(field.name, T.StringType()) != field.dataType:
+        column = derived.get(field.name, values.get(field.name, F.lit(None)))
+        if field.name not in derived and current_type(read_schema, field.name) != field.dataType:
             column = column.cast(field.dataType)
         out.append(column.alias(field.name))
     return staged.select(*out)
+
+
+def current_type(read_schema: T.StructType, name: str) -> T.DataType:
+    """The type a column has before the final cast: as stored, or a string (folder values)."""
+    return read_schema[name].dataType if name in read_schema.names else T.StringType()
 
 
 def _check(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:

@@ -1,5 +1,8 @@
 """Merge-on-read snapshot reads on Spark: base files natively, only the log files in Python.
 
+Parquet tables with stored record keys read by position (`mor_positions`: a delete vector per base
+file, no join). Others (virtual keys, Lance base files, `skip_merge`) take the key join below.
+
 The base files of slices with logs are read by Spark's parquet reader like any other base file
 (column pruning and filters still apply). Each slice's log files are scanned and resolved per key
 in one Arrow task (`slice_winners`), and the result is joined with the base rows:
@@ -27,6 +30,7 @@ from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
 from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.reader.base_files import base_files_frame
+from pyhudi.reader.mor_positions import read_by_position, reads_by_position
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark_env import default_parallelism
@@ -60,9 +64,10 @@ def log_winners(spark: SparkSession, tasks: list[SliceTask], schema: T.StructTyp
         ]
     )
     target = to_arrow_schema(extended, timezone="UTC")
-    indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
     slots = max(1, min(len(tasks), default_parallelism(spark)))
-    winners = indices.repartition(slots).mapInArrow(_winners_function(tasks, target), extended)
+    indices = spark.range(0, len(tasks), 1, numPartitions=slots)
+    indices = indices.select(F.col("id").cast("int").alias("i"))
+    winners = indices.mapInArrow(_winners_function(tasks, target), extended)
     return winners.localCheckpoint(eager=True)
 
 
@@ -70,6 +75,8 @@ def read_log_slices(
     spark: SparkSession, ctx: TableContext, plan: ReadPlan, schema: T.StructType
 ) -> DataFrame:
     tasks = slice_tasks(ctx, plan, plan.with_logs)
+    if reads_by_position(ctx, tasks):
+        return read_by_position(spark, ctx, tasks, schema)
     winners = log_winners(spark, tasks, schema)
     live = winners.filter(~F.col(DELETED)).drop(DELETED, NATURAL)
     paths = [ctx.path(t.base_file) for t in tasks if t.base_file]

@@ -26,6 +26,8 @@ PROPERTIES_FILE = "hoodie.properties"
 PROPERTIES_BACKUP = "hoodie.properties.backup"
 AUX_FOLDER = ".aux"
 #: Folders Hudi's `initTableAndGetMetaClient` creates (mirrored for tools that look for them).
+_BOOTSTRAP_INDEXES: dict[tuple[str, int, int], dict[tuple[str, str], str]] = {}
+_BOOTSTRAP_INDEXES_MAX = 64
 _INIT_FOLDERS = (
     ".schema",
     TEMP_FOLDER,
@@ -124,9 +126,20 @@ class TableContext:
             return {}
 
         path = self.path(f"{FILEIDS_FOLDER}/{INDEX_FILE_NAME}")
-        if not self.storage.exists(path):
+        status = self.storage.status(path)
+        if status is None:
             return {}
-        return decode_file_index(self.storage.read_bytes(path))
+        # The index file is written once (create-new) and never changed in place, so its decoded
+        # form is reused while its size and modification time stay the same (reads decode it each
+        # time otherwise, CRC-checking every HFile block in Python).
+        if status.mtime_ns is None:  # no way to tell a rewritten index: decode it every time
+            return decode_file_index(self.storage.read_bytes(path))
+        key = (self.storage.uri(path), status.size_bytes, status.mtime_ns)
+        if key not in _BOOTSTRAP_INDEXES:
+            if len(_BOOTSTRAP_INDEXES) >= _BOOTSTRAP_INDEXES_MAX:
+                _BOOTSTRAP_INDEXES.clear()
+            _BOOTSTRAP_INDEXES[key] = decode_file_index(self.storage.read_bytes(path))
+        return dict(_BOOTSTRAP_INDEXES[key])
 
     def new_instant_time(self) -> InstantTime:
         return new_instant_time(self.active.timeline.times(), utc=self.config.timeline_timezone_utc)

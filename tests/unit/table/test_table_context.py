@@ -292,3 +292,31 @@ def test_a_non_native_table_format_is_refused_naming_the_property(tmp_path):
     write_props(tmp_path, props)
     with pytest.raises(UnsupportedVersionError, match=r"hoodie.table.format=iceberg"):
         TableContext.open(str(tmp_path))
+
+
+def test_bootstrap_index_is_decoded_again_when_the_file_is_replaced(tmp_path: Path):
+    import os
+
+    from pyhudi.codec.bootstrap_index import (
+        FILEIDS_FOLDER,
+        INDEX_FILE_NAME,
+        SourceFile,
+        encode_index,
+    )
+
+    ctx = TableContext.create(
+        str(tmp_path / "t"), table_props(**{"hoodie.bootstrap.base.path": "file:/src"})
+    )
+    index = Path(ctx.path(f"{FILEIDS_FOLDER}/{INDEX_FILE_NAME}"))
+    index.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(file_id: str, name: str, mtime_s: int) -> None:
+        source = SourceFile("sf", "city=sf", file_id, f"file:/src/city=sf/{name}", 10, 0)
+        index.write_bytes(encode_index([source], "file:/src")[1])
+        os.utime(index, (mtime_s, mtime_s))
+
+    write("fg-1", "a.parquet", 1_000)
+    assert ctx.bootstrap_sources() == {("sf", "fg-1"): "file:/src/city=sf/a.parquet"}
+    assert ctx.bootstrap_sources() == {("sf", "fg-1"): "file:/src/city=sf/a.parquet"}  # cached
+    write("fg-2", "b.parquet", 2_000)  # the same size, another file
+    assert ctx.bootstrap_sources() == {("sf", "fg-2"): "file:/src/city=sf/b.parquet"}
