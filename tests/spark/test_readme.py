@@ -10,18 +10,23 @@ the line before it:
 Unmarked ```python blocks run one after the other in one namespace, in the shared local session
 (the Quickstart's `local_session()` returns it); ```bash blocks run in bash with the venv's
 `pyhudi` on the PATH, against the tables the Python blocks made. The README's example paths map to a
-temporary folder: `/data/` -> `<tmp>/data/`, `/chk/` -> `<tmp>/chk/`.
+temporary folder: `/data/` -> `<tmp>/data/`, `/chk/` -> `<tmp>/chk/`. The metadata table examples
+read tables Apache Hudi wrote: `/data/hudi_trips` and `/data/txns` are real tables of
+tests/data/hudi-tables (HUDI_WRITTEN), unzipped there first.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.helpers.fixtures import unzip_table
 
 import pyhudi
 
@@ -57,6 +62,15 @@ def readme_blocks() -> list[Block]:
     return blocks
 
 
+#: README example paths that are tables Apache Hudi wrote (with a metadata table).
+HUDI_WRITTEN = {"hudi_trips": "mor_avro__v8_trips_8i3u1d", "txns": "cow__v9_txns_simple_meta"}
+
+
+def _unzip_hudi_written(data: Path) -> None:
+    for name, fixture in HUDI_WRITTEN.items():
+        shutil.move(str(unzip_table(fixture, data / "_zips")), str(data / name))
+
+
 def _paths(code: str, tmp: Path) -> str:
     return code.replace("/data/", f"{tmp}/data/").replace("/chk/", f"{tmp}/chk/")
 
@@ -75,6 +89,7 @@ def test_every_block_is_run_here_or_marked_with_the_test_that_runs_it():
 
 def test_the_readme_python_and_cli_blocks_run_in_order(spark, tmp_path):
     namespace: dict[str, object] = {"__name__": "readme"}
+    _unzip_hudi_written(tmp_path / "data")
     ran = []
     for block in readme_blocks():
         if block.marker is not None:
@@ -87,7 +102,7 @@ def test_the_readme_python_and_cli_blocks_run_in_order(spark, tmp_path):
             _run_bash(code, tmp_path, block.line)
         print(f"README line {block.line}: {time.monotonic() - started:.1f} s")
         ran.append(block.language)
-    assert (ran.count("python"), ran.count("bash")) == (8, 2)
+    assert (ran.count("python"), ran.count("bash")) == (11, 4)
     data = tmp_path / "data"
     # what the blocks left behind: the Quickstart table, the bootstraps, the stream, the services
     assert pyhudi.read(spark, str(data / "trips")).count() == 3

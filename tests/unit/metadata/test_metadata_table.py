@@ -133,16 +133,3 @@ def test_a_metadata_table_without_a_files_partition_is_not_used_for_listing(hudi
     assert mdt.partitions() == ["record_index"] and len(mdt.records("record_index")) == 6
     with pytest.raises(UnsupportedOperationError, match=r"no 'files' partition.*record_index"):
         mdt.all_partitions()
-
-
-def test_the_readme_example_runs_on_a_hudi_written_table(hudi_tables):
-    """The README's metadata table block, with its example path pointing at the real v8 table."""
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    start = readme.index("```python\nfrom pyhudi.metadata import MetadataTable")
-    block = readme[start + len("```python\n") : readme.index("```", start + 3)]
-    root = str(hudi_tables["mor_avro__v8_trips_8i3u1d"])
-    scope: dict[str, object] = {}
-    exec(compile(block.replace("/data/hudi_trips", root), "README.md", "exec"), scope)
-    mdt = scope["mdt"]
-    assert isinstance(mdt, MetadataTable)
-    assert "city=chennai" in mdt.all_partitions() and mdt.files_in("city=chennai")
