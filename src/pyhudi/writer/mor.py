@@ -26,7 +26,7 @@ from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_f
 from pyhudi.file_group.stats import STATS_DDL, stats_table
 from pyhudi.model.enums import IOType
 from pyhudi.table.context import TableContext
-from pyhudi.writer.job import WriteJob, in_task_combine
+from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
 
 
 def slice_states(ctx: TableContext) -> dict[str, SliceState]:
@@ -120,7 +120,6 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    if job.cfg.parallelism > 0:
-        data = data.repartition(job.cfg.parallelism, FID)
+    data = data.repartition(write_tasks(job, len(states)), FID)
     result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
     return [row.asDict() for row in result.collect()]
