@@ -67,8 +67,7 @@ def load(source: DataFrame, write_deltalake) -> Measure:  # type: ignore[no-unty
     def delta(run: int) -> None:
         write_deltalake(
             fresh(path("delta_base")),
-            _source_dataset("source").to_batches(),
-            schema=_source_dataset("source").schema,
+            _source_dataset("source").scanner().to_reader(),
             partition_by=["part"],
             mode="overwrite",
         )

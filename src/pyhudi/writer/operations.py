@@ -48,6 +48,11 @@ def _incoming_partitions(records: DataFrame) -> list[str]:
     return sorted(row[0] for row in records.select(PARTITION_PATH).distinct().collect())
 
 
+def _incoming_counts(records: DataFrame) -> dict[str, int]:
+    """Records per incoming partition path (one job: the partitions to index and the batch size)."""
+    return {row[0]: row[1] for row in records.groupBy(PARTITION_PATH).count().collect()}
+
+
 def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> DataFrame:
     counts = {row[0]: row[1] for row in inserts.groupBy(PARTITION_PATH).count().collect()}
     if not counts:
@@ -167,8 +172,11 @@ def upsert(job: WriteJob) -> Outcome:
         records = deduplicate(records, job.cfg)
     records = records.persist()
     try:
-        partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
-        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
+        partitions, rows = None, None
+        if not job.cfg.is_global_index:
+            counts = _incoming_counts(records)
+            partitions, rows = sorted(counts), sum(counts.values())
+        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions, rows)
         tagged = _route_global_moves(job, tagged).persist()
         try:
             reject_updates_under_clustering(job, tagged, LOC_FID)
