@@ -120,6 +120,7 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    data = data.repartition(write_tasks(job, len(states)), FID)
+    # Appending a log file costs what its records cost; only small-file merges rewrite a base file.
+    data = data.repartition(write_tasks(job, len(job.small_file_ids)), FID)
     result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
     return [row.asDict() for row in result.collect()]
