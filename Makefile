@@ -47,7 +47,8 @@ format: install ## apply ruff formatting and safe fixes
 	$(BIN)/ruff format src tests bench
 	$(BIN)/ruff check --fix src tests bench
 
-bench: check-java install ## run the benchmarks, write bench/results.json
+bench: check-java install ## run the benchmarks (+ the delta-rs peer: the bench extra), write bench/results.json
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	$(BIN)/python -m bench.run
 
 clean: ## remove the venv, caches and demo data

@@ -15,7 +15,10 @@ from pyspark.sql import functions as F
 ROWS = int(os.environ.get("PYHUDI_BENCH_ROWS", "2000000"))
 RUNS = int(os.environ.get("PYHUDI_BENCH_RUNS", "3"))
 PARTITIONS = 10
-WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".work")
+# One work folder per row count: materialized inputs are reused only at the size they were made.
+WORK = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), ".work" if ROWS == 2_000_000 else f".work-{ROWS}"
+)
 
 HUDI_OPTIONS = {
     "hoodie.table.name": "bench",

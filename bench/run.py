@@ -11,7 +11,15 @@ import time
 
 from bench.common import ROWS, RUNS, WORK
 
-SUITES = ["bench.cow", "bench.mor", "bench.services", "bench.bootstrap", "bench.occ"]
+SUITES = [
+    "bench.cow",
+    "bench.mor",
+    "bench.services",
+    "bench.bootstrap",
+    "bench.occ",
+    "bench.upserts",
+    "bench.peer",
+]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 
 

@@ -162,7 +162,7 @@ def test_spark_and_arrow_bucket_ids_agree(spark):
 
     from pyhudi.index.bucket import bucket_id_column
 
-    keys = ["id-00001", "trip-000001", "key-0000000042", "x", "uuid-ä"]
+    keys = ["id-00001", "trip-000001", "key-0000000042", "x", "uuid-ä", "emoji-\U0001f600"]
     df = spark.createDataFrame([(k,) for k in keys], "k string")
     spark_ids = [r[0] for r in df.select(bucket_id_column(F.col("k"), 256, None, False)).collect()]
     assert (

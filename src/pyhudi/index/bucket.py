@@ -23,11 +23,10 @@ _TWO_32 = 1 << 32
 
 
 def java_string_hash(column: Column) -> Column:
-    """`String.hashCode` (as an unsigned 32-bit value in a long) of a string column (BMP characters)."""
-    chars = F.split(column, "")
-    return F.aggregate(
-        chars, F.lit(0).cast("long"), lambda acc, ch: (acc * 31 + F.ascii(ch)) % _TWO_32
-    )
+    """`String.hashCode` (as an unsigned 32-bit value in a long) of a string column, computed by the
+    JVM itself (`java.util.Objects.hashCode` through `reflect`: no per-character array work)."""
+    signed = F.reflect(F.lit("java.util.Objects"), F.lit("hashCode"), column).cast("long")
+    return F.pmod(signed, F.lit(_TWO_32))
 
 
 def _hash_values(
@@ -117,32 +116,48 @@ def route_by_bucket(
     complex_key: bool,
     fid_column: str,
     base_column: str,
+    instant_time: str,
 ):  # type: ignore[no-untyped-def]
-    """Add the target file id and base file of every record: its bucket's file group (new if none)."""
+    """Add the target file id and base file of every record: its bucket's file group, or a new one
+    whose id is derived from (instant, partition, bucket), so no pass over the records is needed to
+    name new buckets first."""
 
+    bucket = "__pyhudi_bucket"
     bucketed = records.withColumn(
-        "__pyhudi_bucket",
-        bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key),
+        bucket, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
     )
-    pairs = [
-        (row[0], int(row[1]))
-        for row in bucketed.select(PARTITION_PATH, "__pyhudi_bucket").distinct().collect()
-    ]
-    known = existing_buckets(ctx, sorted({p for p, _ in pairs}))
-    rows = []
-    for partition, bucket in pairs:
-        file_id, base = known.get((partition, bucket), (bucket_file_id(bucket), None))
-        rows.append((partition, bucket, file_id, base))
+    new_fid = _new_bucket_file_id(F.col(PARTITION_PATH), F.col(bucket), instant_time)
+    known = existing_buckets(ctx)
+    if not known:
+        return (
+            bucketed.withColumn(fid_column, new_fid)
+            .withColumn(base_column, F.lit(None).cast("string"))
+            .drop(bucket)
+        )
+    rows = [(p, b, fid, base) for (p, b), (fid, base) in sorted(known.items())]
     table = spark.createDataFrame(
         rows, "b_partition string, b_bucket long, b_fid string, b_base string"
     )
     joined = bucketed.join(
         F.broadcast(table),
         (bucketed[PARTITION_PATH] == table["b_partition"])
-        & (bucketed["__pyhudi_bucket"] == table["b_bucket"]),
+        & (bucketed[bucket] == table["b_bucket"]),
+        "left",
     )
     return (
-        joined.withColumn(fid_column, F.col("b_fid"))
+        joined.withColumn(fid_column, F.coalesce(F.col("b_fid"), new_fid))
         .withColumn(base_column, F.col("b_base"))
-        .drop("__pyhudi_bucket", "b_partition", "b_bucket", "b_fid", "b_base")
+        .drop(bucket, "b_partition", "b_bucket", "b_fid", "b_base")
+    )
+
+
+def _new_bucket_file_id(partition: Column, bucket: Column, instant_time: str) -> Column:
+    """`bucket_file_id` as an expression: the 8-digit bucket, then a UUID-shaped tail hashed from
+    (instant, partition, bucket) (the same in every task), then `-0`."""
+    digest = F.sha2(F.concat_ws(":", F.lit(f"pyhudi:{instant_time}"), partition, bucket), 256)
+    parts = [
+        F.substring(digest, start, length) for start, length in ((1, 4), (5, 4), (9, 4), (13, 12))
+    ]
+    return F.concat(
+        F.lpad(bucket.cast("string"), 8, "0"), F.lit("-"), F.concat_ws("-", *parts), F.lit("-0")
     )

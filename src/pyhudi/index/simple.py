@@ -34,6 +34,10 @@ LOCATION_SCHEMA = T.StructType(
         T.StructField(LOC_BASE, T.StringType()),
     ]
 )
+_KEY_COLUMNS_DDL = f"`{RECORD_KEY}` string, `{PARTITION_PATH}` string"
+#: Incoming batches up to this many records get the table's matching keys broadcast to them (no
+#: shuffle of the incoming records for the location join); larger ones use a shuffled join.
+BROADCAST_MATCHES_MAX_ROWS = 500_000
 
 
 def base_files_for_index(ctx: TableContext, partitions: Iterable[str] | None) -> list[BaseFile]:
@@ -53,10 +57,15 @@ def existing_locations(
     if not files:
         return spark.createDataFrame([], LOCATION_SCHEMA)
     uris = [ctx.storage.uri(ctx.path(f.relative_path)) for f in files]
-    data = spark.read.parquet(*uris)
-    if not ctx.config.populate_meta_fields:
+    if ctx.config.populate_meta_fields:
+        # The two key columns only, by name: no schema inference job over the files' footers.
+        data = spark.read.schema(_KEY_COLUMNS_DDL).parquet(*uris)
+    else:
         data = with_key_columns(
-            data.drop(RECORD_KEY, PARTITION_PATH), cfg.keygen, RECORD_KEY, PARTITION_PATH
+            spark.read.parquet(*uris).drop(RECORD_KEY, PARTITION_PATH),
+            cfg.keygen,
+            RECORD_KEY,
+            PARTITION_PATH,
         )
     file_name = F.col("_metadata.file_name")
     return data.select(
@@ -115,8 +124,10 @@ def tag_locations(
     incoming: DataFrame,
     cfg: WriteConfig,
     partitions: list[str] | None,
+    incoming_rows: int | None = None,
 ) -> DataFrame:
-    """`incoming` plus the location columns (null for keys not in the table)."""
+    """`incoming` plus the location columns (null for keys not in the table). `incoming_rows`, when
+    known and small enough, lets the matches be broadcast to the incoming records."""
     files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
     if cfg.index_type in ("BLOOM", "GLOBAL_BLOOM") and files:
         locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg)
@@ -137,6 +148,10 @@ def tag_locations(
     matches = locations.join(
         F.broadcast(incoming_keys), on=[RECORD_KEY, LOC_PARTITION], how="left_semi"
     )
+    if incoming_rows is not None and incoming_rows <= BROADCAST_MATCHES_MAX_ROWS:
+        matches = F.broadcast(
+            matches
+        )  # the incoming keys found in the table: a few per record at most
     condition = (incoming[RECORD_KEY] == matches[RECORD_KEY]) & (
         incoming[PARTITION_PATH] == matches[LOC_PARTITION]
     )

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import WriteOperationType
+from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
 
@@ -21,12 +22,30 @@ class WriteJob:
     records: DataFrame
     #: File groups chosen as small files for inserts (merge-on-read merges them into new base files).
     small_file_ids: set[str] = field(default_factory=set)
+    #: New file groups planned for inserts (sizes the write stage, see `write_tasks`).
+    new_file_groups: int = 0
 
 
 @dataclass
 class Outcome:
     stats: list[dict] = field(default_factory=list)
     replaced: dict[str, list[str]] = field(default_factory=dict)
+
+
+#: Upper bound of the write stage's task count chosen from the file groups it may touch.
+MAX_WRITE_TASKS = 2000
+
+
+def write_tasks(job: WriteJob, existing_groups: int) -> int:
+    """Tasks of the file-group write stage: the configured shuffle parallelism, else about one per
+    file group the write may touch (never fewer than the cores). Rewriting a base file costs the
+    same however few records reach it, so the stage must not be sized (and coalesced by adaptive
+    execution) by its shuffle bytes: a 1,000-row upsert touching 20 file groups would merge all
+    20 in one task."""
+    if job.cfg.parallelism > 0:
+        return job.cfg.parallelism
+    groups = existing_groups + job.new_file_groups
+    return max(default_parallelism(job.spark), min(groups, MAX_WRITE_TASKS))
 
 
 def in_task_combine(cfg: WriteConfig) -> bool:

@@ -26,7 +26,7 @@ from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_f
 from pyhudi.file_group.stats import STATS_DDL, stats_table
 from pyhudi.model.enums import IOType
 from pyhudi.table.context import TableContext
-from pyhudi.writer.job import WriteJob, in_task_combine
+from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
 
 
 def slice_states(ctx: TableContext) -> dict[str, SliceState]:
@@ -120,7 +120,7 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    if job.cfg.parallelism > 0:
-        data = data.repartition(job.cfg.parallelism, FID)
+    # Appending a log file costs what its records cost; only small-file merges rewrite a base file.
+    data = data.repartition(write_tasks(job, len(job.small_file_ids)), FID)
     result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
     return [row.asDict() for row in result.collect()]

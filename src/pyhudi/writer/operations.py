@@ -23,7 +23,7 @@ from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
-from pyhudi.writer.job import Outcome, WriteJob, in_task_combine
+from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
 from pyhudi.writer.mor import write_file_groups_mor
 from pyhudi.writer.prepare import deduplicate
 
@@ -33,8 +33,7 @@ def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    if job.cfg.parallelism > 0:
-        data = data.repartition(job.cfg.parallelism, FID)
+    data = data.repartition(write_tasks(job, len(job.ctx.view().latest_file_slices())), FID)
     result = data.groupBy(FID).applyInArrow(file_group_function(job.spec, merge), STATS_DDL)
     return [row.asDict() for row in result.collect()]
 
@@ -47,6 +46,11 @@ def _write_groups(job: WriteJob, records: DataFrame) -> list[dict]:
 
 def _incoming_partitions(records: DataFrame) -> list[str]:
     return sorted(row[0] for row in records.select(PARTITION_PATH).distinct().collect())
+
+
+def _incoming_counts(records: DataFrame) -> dict[str, int]:
+    """Records per incoming partition path (one job: the partitions to index and the batch size)."""
+    return {row[0]: row[1] for row in records.groupBy(PARTITION_PATH).count().collect()}
 
 
 def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> DataFrame:
@@ -66,6 +70,7 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
     )
     buckets = partitioner.plan_insert_buckets(counts, small, record_size, sizing)
     job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
+    job.new_file_groups += sum(1 for b in buckets if b.base_file_name is None)
     return partitioner.assign_buckets(job.spark, inserts, buckets)
 
 
@@ -114,6 +119,7 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         job.cfg.keygen.uses_complex_record_key,
         FID,
         BASE,
+        job.spec.instant_time,
     )
     reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
@@ -166,8 +172,11 @@ def upsert(job: WriteJob) -> Outcome:
         records = deduplicate(records, job.cfg)
     records = records.persist()
     try:
-        partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
-        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
+        partitions, rows = None, None
+        if not job.cfg.is_global_index:
+            counts = _incoming_counts(records)
+            partitions, rows = sorted(counts), sum(counts.values())
+        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions, rows)
         tagged = _route_global_moves(job, tagged).persist()
         try:
             reject_updates_under_clustering(job, tagged, LOC_FID)
