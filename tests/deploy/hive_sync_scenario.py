@@ -144,6 +144,21 @@ def step_fallback(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untype
     return {"warnings": warnings, "count": spark.table("hms.fallback").count()}
 
 
+def step_uri_write(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """A write synced into the standalone metastore the session's `hive.metastore.uris` names
+    (and `hoodie.datasource.hive_sync.metastore.uris`, which must name the same one)."""
+    uris = os.environ["PYHUDI_SCENARIO_METASTORE_URIS"]
+    extra = {"hoodie.datasource.hive_sync.table": "rides_uri"}
+    extra["hoodie.datasource.hive_sync.metastore.uris"] = uris
+    instant = _write(spark, os.path.join(work, "uri"), rows(0, 4), "insert", extra)
+    return {"instant": instant, **_state(spark, "rides_uri")}
+
+
+def step_uri_read(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Another process, another working folder (no embedded Derby of its own): the entry is found."""
+    return {"cwd_has_derby": os.path.exists("metastore_db"), **_state(spark, "rides_uri")}
+
+
 STEPS: dict[str, Callable[..., dict[str, Any]]] = {
     name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")
 }

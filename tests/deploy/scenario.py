@@ -52,6 +52,8 @@ def session(target: str):  # type: ignore[no-untyped-def]
     builder = builder.master(target).config("spark.ui.enabled", "false")
     if os.environ.get("PYHUDI_SCENARIO_HIVE") == "1":  # the embedded Derby metastore, in the cwd
         builder = builder.enableHiveSupport()
+    if uris := os.environ.get("PYHUDI_SCENARIO_METASTORE_URIS"):  # a standalone metastore
+        builder = builder.enableHiveSupport().config("spark.hadoop.hive.metastore.uris", uris)
     if target.startswith("spark://"):
         builder = builder.config("spark.executor.memory", "1g").config("spark.cores.max", "1")
     return builder.getOrCreate()

@@ -5,9 +5,11 @@ session in a fresh process (one session for every step): the stored table equals
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
+from tests.deploy.metastore import standalone_metastore
 from tests.deploy.runner import run_scenario
 
 pytestmark = pytest.mark.deploy
@@ -131,3 +133,23 @@ def _work(state: dict) -> str:
     """The scenario's work folder, from the stored serde path (`file:///.../cow`)."""
     path = state["table"]["serde_properties"]["path"][len("file://") :]
     return path.rsplit("/", 1)[0]
+
+
+def test_sync_into_a_standalone_metastore_by_uri_is_seen_from_another_process(tmp_path):
+    """A metastore JVM of its own (Thrift, `hive.metastore.uris`): one process writes and syncs,
+    a second process in another folder finds the table with Hudi's descriptor and reads it."""
+    with standalone_metastore(tmp_path / "hms") as uris:
+        os.environ["PYHUDI_SCENARIO_METASTORE_URIS"] = uris
+        try:
+            module = "tests.deploy.hive_sync_scenario"
+            written = run_scenario("local[1]", tmp_path / "w", ["uri_write"], module=module)
+            read = run_scenario("local[1]", tmp_path / "r", ["uri_read"], module=module)
+        finally:
+            del os.environ["PYHUDI_SCENARIO_METASTORE_URIS"]
+    table = read["uri_read"]["table"]
+    _descriptor(table, f"{tmp_path}/w/uri", read_optimized=False, realtime=False)
+    assert table["parameters"]["last_commit_time_sync"] == written["uri_write"]["instant"]
+    assert sorted(read["uri_read"]["partitions"]) == ["chennai", "sf"]
+    assert read["uri_read"]["uuids"] == ["id-000", "id-001", "id-002", "id-003"]
+    assert not read["uri_read"]["cwd_has_derby"]  # no embedded metastore was involved
+    assert not (tmp_path / "w" / "metastore_db").exists()
