@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ from pyhudi.config import index as ikeys
 from pyhudi.config import sql as sqlkeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
-from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.exceptions import CommitConflictError, UnsupportedOperationError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
 from pyhudi.file_group.control_columns import DELETE
@@ -33,7 +34,7 @@ from pyhudi.writer.job import Outcome
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
 from pyhudi.writer.prepare import required_fields
 from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
-from pyhudi.writer.transaction import WriteTransaction
+from pyhudi.writer.transaction import WriteTransaction, undo_if_aborted
 
 #: Operations a Data Source write can do without Spark jobs of its own (no index, no shuffle).
 _SUPPORTED = (
@@ -138,7 +139,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 self._prepare(pa.Table.from_batches([b]), keep_deletes=True) for b in iterator
             ]
             table = pa.concat_tables(tables) if tables else None
-            return HudiCommitMessage(
+            return self._message(
                 write_buckets(self.spec, self.buckets, table, pid, token) if table else []
             )
         buffers: dict[str, PartitionBuffer] = {}
@@ -149,7 +150,23 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 if buffer is None:
                     buffer = buffers[partition] = PartitionBuffer(self.spec, partition, pid, token)
                 buffer.add(part)
-        return HudiCommitMessage([row for buffer in buffers.values() for row in buffer.close()])
+        return self._message([row for buffer in buffers.values() for row in buffer.close()])
+
+    def _message(self, rows: list[dict]) -> WriterCommitMessage:
+        """The task's stats; when the write was aborted while this task ran (Spark does not wait
+        for running tasks), the base files it wrote are removed and the task fails."""
+        instant = self.transaction.instant
+        assert instant is not None
+        base_files = [
+            posixpath.join(self.spec.partition_dir(r["partition_path"]), r["file_name"])
+            for r in rows
+            if not r["file_name"].startswith(".") and f"_{instant.time}." in r["file_name"]
+        ]
+        if undo_if_aborted(self.transaction.ctx, instant, base_files):
+            raise CommitConflictError(
+                f"write {instant.time} was aborted while this task ran; its files were removed"
+            )
+        return HudiCommitMessage(rows)
 
     def _prepare(self, table: pa.Table, *, keep_deletes: bool = False) -> pa.Table:
         deleted = (

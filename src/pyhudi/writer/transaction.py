@@ -25,7 +25,7 @@ from pyhudi.exceptions import CommitConflictError, WriteConflictError
 from pyhudi.metadata import metadata_partition_names, metadata_table_path
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
-from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.table.conflict import find_conflict, mutated_file_groups
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
@@ -204,27 +204,20 @@ class WriteTransaction:
                 self.ctx.storage.delete(path)
             for path in self._appended_logs():
                 self.ctx.storage.delete(path)
-            self._remove_partitions_left_empty(marked)
-            self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.ctx.active.delete_pending_files(self.instant)
+            # A task still running when the write failed (Spark aborts without waiting for them)
+            # marked its file before the pending files went: this second pass finds it. A task
+            # that checks later sees no inflight file and removes its own files (`undo_if_aborted`).
+            late = [p for p in self._marked_files() if p not in set(marked)]
+            for path in late:
+                self.ctx.storage.delete(path)
+            remove_partitions_left_empty(self.ctx, self.instant.time, [*marked, *late])
+            self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.stop_heartbeat()
         except Exception:  # leave it to the next writer's rollback
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant
             )
-
-    def _remove_partitions_left_empty(self, deleted: list[str]) -> None:
-        """Partition folders this write created hold only its metafile now: remove them, unless
-        another write is pending (it may be about to write into the same new partition)."""
-        assert self.instant is not None
-        others = [
-            i for i in self.ctx.active.reload().timeline.pending() if i.time != self.instant.time
-        ]
-        if others:
-            return
-        partitions = {posixpath.dirname(posixpath.relpath(p, self.ctx.base_path)) for p in deleted}
-        for partition in sorted(partitions, reverse=True):
-            remove_partition_left_empty(self.ctx.storage, self.ctx.base_path, partition)
 
     def _marked_files(self) -> list[str]:
         assert self.instant is not None
@@ -265,6 +258,37 @@ class WriteTransaction:
         for path in self._marked_files():
             if path not in written and self.ctx.storage.delete(path):
                 log.info("deleted %s left by a failed task attempt", path)
+
+
+def remove_partitions_left_empty(ctx: TableContext, instant_time: str, deleted: list[str]) -> None:
+    """The partition folders of `deleted` files that hold only their metafile now, unless a write
+    other than `instant_time` is pending (it may be about to write into the same new partition)."""
+    if any(i.time != instant_time for i in ctx.active.reload().timeline.pending()):
+        return
+    partitions = {posixpath.dirname(posixpath.relpath(p, ctx.base_path)) for p in deleted}
+    for partition in sorted(partitions, reverse=True):
+        remove_partition_left_empty(ctx.storage, ctx.base_path, partition)
+
+
+def undo_if_aborted(ctx: TableContext, instant: Instant, written: list[str]) -> bool:
+    """Run by a write task after its files are closed: when the instant's inflight file is gone
+    (the write was aborted, or committed without this late attempt), delete the base files this
+    task wrote, their markers, and what they leave empty. True when it undid them."""
+    inflight = ctx.active.instant_path(Instant(instant.time, instant.action, State.INFLIGHT))
+    if ctx.storage.exists(inflight):
+        return False
+    marker_folder = ctx.marker_folder(instant.time)
+    mine = {posixpath.basename(p) for p in written}
+    for path in written:
+        ctx.storage.delete(path)
+    for status in list(ctx.storage.walk_files(marker_folder)):
+        parsed = parse_marker(status.name)
+        if parsed is not None and parsed[0] in mine:
+            ctx.storage.delete(status.path)
+    if not list(ctx.storage.walk_files(marker_folder)):
+        ctx.storage.delete_dir(marker_folder)
+    remove_partitions_left_empty(ctx, instant.time, written)
+    return True
 
 
 def disable_metadata_table(ctx: TableContext) -> None:
