@@ -8,19 +8,16 @@ through Spark's catalog) and what Spark reads through it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
 import sys
-import time
-import traceback
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
 import pyhudi
-from tests.deploy.scenario import BASE, MOR, SCHEMA, ops, rows, session
+from tests.deploy.scenario import BASE, MOR, SCHEMA, ops, rows
+from tests.deploy.scenario import main as scenario_main
 
 SYNC = {
     "hoodie.datasource.meta.sync.enable": "true",
@@ -165,24 +162,7 @@ STEPS: dict[str, Callable[..., dict[str, Any]]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    for flag in ("--session", "--work", "--steps"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args(argv)
-    print(json.dumps({"step": "import"}), flush=True)
-    spark = session(args.session)
-    try:
-        for name in args.steps.split(","):
-            started = time.monotonic()
-            try:
-                result = STEPS[name](spark, args.work)
-            except Exception as err:
-                result = {"error": f"{type(err).__name__}: {err}", "trace": traceback.format_exc()}
-            result["seconds"] = round(time.monotonic() - started, 1)
-            print(json.dumps({"step": name, **result}, default=str), flush=True)
-    finally:
-        spark.stop()
-    return 0
+    return scenario_main(argv, steps=STEPS, import_facts={})
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -266,19 +266,26 @@ STEPS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    steps: Mapping[str, Callable[..., dict[str, Any]]] | None = None,
+    import_facts: Mapping[str, Any] | None = None,
+) -> int:
+    """Run `--steps` of `steps` (this module's by default) in one session, a JSON line each."""
+    steps = STEPS if steps is None else steps
     parser = argparse.ArgumentParser()
     parser.add_argument("--session", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--steps", required=True)
     args = parser.parse_args(argv)
-    print(json.dumps({"step": "import", **IMPORT_FACTS}), flush=True)
+    facts = IMPORT_FACTS if import_facts is None else import_facts
+    print(json.dumps({"step": "import", **facts}), flush=True)
     spark = session(args.session)
     try:
         for name in args.steps.split(","):
             started = time.monotonic()
             try:
-                result = STEPS[name](spark, args.work)
+                result = steps[name](spark, args.work)
             except Exception as err:
                 result = {"error": f"{type(err).__name__}: {err}", "trace": traceback.format_exc()}
             result["seconds"] = round(time.monotonic() - started, 1)
