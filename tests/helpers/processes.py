@@ -172,28 +172,25 @@ class SparkProcess:
 
     def wait(self, timeout_s: float = 300.0) -> list[StepResult]:
         """Wait for the child to exit (killing its group on timeout); its step results."""
-        assert self.proc is not None, "not started"
-        try:
-            code = self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise AssertionError(
-                f"{self.name} did not finish in {timeout_s}s\n{self.log_tail()}"
-            ) from None
-        self._reap_group()
+        code = self._wait_exit(timeout_s, "finish")
         if code != 0:
             raise AssertionError(f"{self.name} exited with {code}\n{self.log_tail()}")
         return self.step_results()
 
     def wait_killed(self, timeout_s: float = 300.0) -> int:
         """Wait for a child that is expected to die (SIGKILL at a fault point); its return code."""
+        return self._wait_exit(timeout_s, "get killed")
+
+    def _wait_exit(self, timeout_s: float, expected: str) -> int:
+        """The child's return code once it exited and its group is reaped; on timeout its group
+        is killed and the test fails saying what it did not do in time."""
         assert self.proc is not None, "not started"
         try:
             code = self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             self.kill()
             raise AssertionError(
-                f"{self.name} was not killed in {timeout_s}s\n{self.log_tail()}"
+                f"{self.name} did not {expected} in {timeout_s}s\n{self.log_tail()}"
             ) from None
         self._reap_group()
         return code
