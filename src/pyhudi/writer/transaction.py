@@ -208,7 +208,8 @@ class WriteTransaction:
             # A task still running when the write failed (Spark aborts without waiting for them)
             # marked its file before the pending files went: this second pass finds it. A task
             # that checks later sees no inflight file and removes its own files (`undo_if_aborted`).
-            late = [p for p in self._marked_files() if p not in set(marked)]
+            seen = set(marked)
+            late = [p for p in self._marked_files() if p not in seen]
             for path in late:
                 self.ctx.storage.delete(path)
             remove_partitions_left_empty(self.ctx, self.instant.time, [*marked, *late])
