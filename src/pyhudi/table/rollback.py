@@ -28,6 +28,11 @@ from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.enums import IOType
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
+from pyhudi.table.metadata_table import (
+    ROLLBACK_SUFFIX,
+    metadata_instant_to_roll_back,
+    open_metadata_table,
+)
 
 _ROLLBACK_PLAN_VERSION = 1
 
@@ -76,6 +81,8 @@ def rollback_failed_writes(ctx: TableContext) -> list[InstantTime]:
 
 def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
     markers = _marker_files(ctx, instant.time)
+    if markers is None and instant.is_completed:
+        markers = _committed_files(ctx, instant)
     if markers is None:
         markers = _listed_files(ctx, instant.time)
     requests: dict[tuple[str, str], RollbackRequest] = {}
@@ -127,6 +134,23 @@ def _marker_entry(marker_path: str) -> tuple[str, str, IOType] | None:
     return None if parsed is None else (partition, parsed[0], parsed[1])
 
 
+def _committed_files(ctx: TableContext, instant: Instant) -> list[tuple[str, str, IOType]]:
+    """A completed instant's files from its write stats (its markers are gone): a log file is an
+    append to its slice, a base file a create (the metadata table's deltacommits, Hudi 0.14)."""
+    found = []
+    for stat in ctx.active.commit_metadata(instant).write_stats():
+        if not stat.path:
+            continue
+        partition, name = posixpath.split(stat.path)
+        log = parse_log_file(partition, name)
+        if log is not None:
+            base = f"{log.file_id}_{UNKNOWN_WRITE_TOKEN}_{log.base_instant_time}.parquet"
+            found.append((partition, base, IOType.APPEND))
+        elif parse_base_file(partition, name) is not None:
+            found.append((partition, name, IOType.CREATE))
+    return found
+
+
 def _listed_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, IOType]]:
     found = []
     for partition, files in ctx.view().listing.files.items():
@@ -162,10 +186,18 @@ def logs_written_by(
     return found
 
 
-def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
-    """Roll back one pending write instant; returns the rollback instant time."""
+def rollback_instant(
+    ctx: TableContext, instant: Instant, *, rollback_time: InstantTime | None = None
+) -> InstantTime:
+    """Roll back one write instant (pending; completed on a metadata table); returns the
+    rollback instant time. When the table has a metadata table holding a deltacommit for
+    `instant`, that deltacommit is rolled back too, at `<rollback time>006` (Hudi 0.14), before
+    the data rollback completes; an instant older than the metadata table's latest compaction
+    is refused before anything changes."""
     started = time.monotonic()
-    rollback_time = ctx.new_instant_time()
+    mdt = open_metadata_table(ctx)
+    mdt_target = metadata_instant_to_roll_back(mdt, instant) if mdt is not None else None
+    rollback_time = rollback_time or ctx.new_instant_time()
     requests = plan_rollback(ctx, instant)
     plan = {
         "instantToRollback": {"commitTime": instant.time, "action": instant.action.value},
@@ -177,6 +209,10 @@ def rollback_instant(ctx: TableContext, instant: Instant) -> InstantTime:
     )
     inflight = ctx.active.transition_to_inflight(requested)
     partition_metadata = _execute(ctx, instant, rollback_time, requests)
+    if mdt is not None and mdt_target is not None:
+        rollback_instant(mdt, mdt_target, rollback_time=rollback_time + ROLLBACK_SUFFIX)
+    if instant.is_completed:
+        ctx.storage.delete(ctx.active.instant_path(instant))
     ctx.active.delete_pending_files(instant)
     ctx.storage.delete_dir(ctx.marker_folder(instant.time))
     metadata = {
