@@ -210,7 +210,9 @@ def rollback_instant(
     inflight = ctx.active.transition_to_inflight(requested)
     partition_metadata = _execute(ctx, instant, rollback_time, requests)
     if mdt is not None and mdt_target is not None:
-        rollback_instant(mdt, mdt_target, rollback_time=rollback_time + ROLLBACK_SUFFIX)
+        rollback_instant(
+            mdt, mdt_target, rollback_time=InstantTime(rollback_time + ROLLBACK_SUFFIX)
+        )
     if instant.is_completed:
         ctx.storage.delete(ctx.active.instant_path(instant))
     ctx.active.delete_pending_files(instant)
