@@ -159,10 +159,16 @@ class MdtBuilder:
             shutil.rmtree(mdt.marker_folder(time))
         return name
 
-    def commit(self, time: str, partition: str = "10") -> str:
-        """A completed data commit and its completed metadata deltacommit."""
+    def commit(self, time: str, partition: str = "10", *, replaces: str | None = None) -> str:
+        """A completed data commit and its completed metadata deltacommit; `replaces` names a file
+        of the partition the commit deletes from storage (listed as deleted, a tombstone)."""
         name = self.write_data(time, partition)
-        self.deltacommit(time, {partition: {name: (self.root / partition / name).stat().st_size}})
+        deleted = {}
+        if replaces is not None:
+            (self.root / partition / replaces).unlink()
+            deleted[partition] = [replaces]
+        size = (self.root / partition / name).stat().st_size
+        self.deltacommit(time, {partition: {name: size}}, deleted)
         return name
 
     def listed_partitions(self) -> set[str]:

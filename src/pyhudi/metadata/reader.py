@@ -136,7 +136,7 @@ class MetadataTable:
             merged: dict[str, MetadataRecord] = {}
             instants = valid_instants(self.data.active, self.table.active, self.as_of)
             for piece in self.merge_slices(partition):
-                merged.update(self._merge_file_group(piece, instants))
+                merged.update(self.merge_file_group(piece, instants))
             self._records[partition] = merged
         return self._records[partition]
 
@@ -163,9 +163,10 @@ class MetadataTable:
         return {p: self.files_in(p) for p in self.all_partitions()}
 
     # ---- merging one file group ----------------------------------------------------------------
-    def _merge_file_group(
+    def merge_file_group(
         self, piece: MergeSlice, instants: InstantFilter
     ) -> dict[str, MetadataRecord]:
+        """The live records of one file group: its base HFile, then the blocks `instants` accepts."""
         merged: dict[str, MetadataRecord] = {}
         if piece.base_file is not None:
             path = self.table.path(piece.base_file)

@@ -62,18 +62,18 @@ def _merge_slice(slices: tuple[FileSlice, ...], as_of: str | None) -> MergeSlice
         (
             i
             for i, s in enumerate(slices)
-            if s.base_file is not None and (as_of is None or s.base_instant_time <= as_of)
+            if s.base_file is not None and _not_after(s.base_instant_time, as_of)
         ),
         len(slices) - 1,
     )
     base = slices[chosen].base_file
-    if base is not None and as_of is not None and base.instant_time > as_of:
+    if base is not None and not _not_after(base.instant_time, as_of):
         base = None
     logs: list[LogFile] = [
         log
         for s in slices[: chosen + 1]
         for log in s.log_files
-        if as_of is None or log.base_instant_time <= as_of
+        if _not_after(log.base_instant_time, as_of)
     ]
     logs.sort(key=LogFile.sort_key)
     size = (max(base.size_bytes, 0) if base else 0) + sum(max(lf.size_bytes, 0) for lf in logs)
@@ -85,3 +85,9 @@ def _merge_slice(slices: tuple[FileSlice, ...], as_of: str | None) -> MergeSlice
         tuple(lf.relative_path for lf in logs),
         size,
     )
+
+
+def _not_after(instant_time: str, as_of: str | None) -> bool:
+    """`instant_time` at or before `as_of`; a metadata-table service instant `<t>001` (compaction)
+    counts as `t`: its base file holds exactly the deltacommits up to `t`."""
+    return as_of is None or instant_time <= as_of or instant_time[: len(as_of)] == as_of

@@ -1,0 +1,200 @@
+"""Compaction of the metadata table (Hudi 0.14 `HoodieBackedTableMetadataWriter.compactIfNecessary`,
+table version 6): merge each file group's base HFile and log blocks into a new base HFile.
+
+When (`compaction_due`), with `t` the metadata table's latest completed deltacommit:
+* at least `hoodie.metadata.compact.max.delta.commits` (10) deltacommits since its latest completed
+  compaction (all of them, the initialisation included, before the first one:
+  `CompactionUtils.getDeltaCommitsSinceLatestCompaction`);
+* no data-table instant (any action) requested or inflight at or before `t`
+  (`validateTimelineBeforeSchedulingCompaction`), and no pending compaction on the metadata table
+  (a pending one is executed first: `runPendingTableServicesOperations`);
+* `t001` not completed already; pyhudi also waits while the metadata table has a deltacommit
+  pending (a deliberate superset: its log must not be compacted away half written).
+
+On the metadata table's timeline and storage:
+
+| step     | file (under `.hoodie/metadata/`)                                                      |
+|----------|----------------------------------------------------------------------------------------|
+| schedule | `.hoodie/<t>001.compaction.requested`: Avro `HoodieCompactionPlan`, one operation per file group with log files (UnBoundedCompactionStrategy) |
+| execute  | `.hoodie/<t>001.compaction.inflight`; per operation `<partition>/<fileId>_0-0-0_<t>001.hfile` (CREATE marker in `.hoodie/.temp/<t>001`) holding the merged records |
+| complete | `.hoodie/<t>001.commit`: `HoodieCommitMetadata` JSON, operation COMPACT, `compacted: true` |
+
+Merging is `MetadataTable`'s: base records, then the valid log blocks in order (`merge_records`:
+newer over older, file tombstones drop a listed file or stay when the older side lacks it), keys
+of DELETE blocks removed. A re-execution of an inflight compaction overwrites its own base files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+
+from pyhudi.codec import avro_schemas
+from pyhudi.codec.commit_metadata import encode_commit_metadata
+from pyhudi.codec.file_names import DEFAULT_WRITE_TOKEN, base_file_name, marker_name
+from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
+from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
+from pyhudi.config.metadata_services import MetadataServicesConfig
+from pyhudi.file_group.log_scan import InstantFilter
+from pyhudi.fs_view.pending import read_requested_plan
+from pyhudi.metadata.reader import MetadataTable
+from pyhudi.metadata.slices import MergeSlice, valid_instants
+from pyhudi.model.commit import CommitMetadata, WriteStat
+from pyhudi.model.enums import IOType, WriteOperationType
+from pyhudi.model.file import join_partition
+from pyhudi.model.instant import Action, Instant, State
+from pyhudi.model.plans import CompactionOperation, CompactionPlan
+from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
+from pyhudi.table.metadata_table import (
+    COMPACTION_SUFFIX,
+    deltacommits_since_latest_compaction,
+)
+
+HFILE_EXTENSION = ".hfile"
+
+
+def latest_deltacommit(mdt: TableContext) -> Instant | None:
+    return mdt.active.timeline.completed().with_actions(Action.DELTA_COMMIT).last
+
+
+def compaction_due(
+    data: TableContext, mdt: TableContext, config: MetadataServicesConfig
+) -> str | None:
+    """The compaction instant time `<t>001` when the metadata table should be compacted now."""
+    latest = latest_deltacommit(mdt)
+    if latest is None:
+        return None
+    instant_time = latest.time + COMPACTION_SUFFIX
+    timeline = mdt.active.timeline
+    if any(i.time == instant_time for i in timeline):
+        return None  # compacted at this time already (or pending: executed separately)
+    if any(i.time <= latest.time for i in data.active.timeline.pending()):
+        return None
+    if any(i.action in (Action.COMPACTION, Action.DELTA_COMMIT) for i in timeline.pending()):
+        return None
+    if len(deltacommits_since_latest_compaction(mdt)) < config.compact_max_delta_commits:
+        return None
+    return instant_time
+
+
+def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
+    """One operation per file group whose latest slice has log files; None when there is none."""
+    view = mdt.view()
+    operations = []
+    for partition in view.partition_paths():
+        for group in view.file_groups(None, [partition]):
+            latest = group.slices[0] if group.slices else None
+            if latest is None or not latest.log_files:
+                continue
+            log_bytes = sum(max(lf.size_bytes, 0) for lf in latest.log_files)
+            base = latest.base_file
+            operations.append(
+                CompactionOperation(
+                    partition_path=partition,
+                    file_id=group.file_id,
+                    base_instant=latest.base_instant_time,
+                    base_file=base.file_name if base else None,
+                    log_files=tuple(lf.file_name for lf in latest.log_files),
+                    metrics={
+                        "TOTAL_LOG_FILES": float(len(latest.log_files)),
+                        "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+                    },
+                )
+            )
+    return CompactionPlan(tuple(operations)) if operations else None
+
+
+def schedule_metadata_compaction(mdt: TableContext, instant_time: str) -> Instant | None:
+    """Write `<instant_time>.compaction.requested` when there is something to compact."""
+    plan = plan_metadata_compaction(mdt)
+    if plan is None:
+        return None
+    content = avro_schemas.encode_container("HoodieCompactionPlan", compaction_plan_to_avro(plan))
+    requested = mdt.active.create_requested(instant_time, Action.COMPACTION, content)
+    fault_point("metadata_compaction.after_requested")
+    return requested
+
+
+def execute_metadata_compaction(data: TableContext, mdt: TableContext, instant: Instant) -> Instant:
+    """Run a requested or inflight metadata-table compaction to its completed `commit`."""
+    plan = compaction_plan_from_avro(read_requested_plan(mdt.active, instant))
+    current = [i for i in mdt.active.timeline if i.time == instant.time][-1]
+    if current.state is State.REQUESTED:
+        current = mdt.active.transition_to_inflight(current)
+    fault_point("metadata_compaction.after_inflight")
+    table = MetadataTable(data, mdt)
+    upto = instant.time[: -len(COMPACTION_SUFFIX)]
+    instants = valid_instants(data.active, mdt.active, upto)
+    stats: dict[str, list[WriteStat]] = {}
+    for operation in plan.operations:
+        stat = _compact_file_group(table, operation, instant.time, instants)
+        stats.setdefault(operation.partition_path, []).append(stat)
+    fault_point("metadata_compaction.after_base_files")
+    metadata = CommitMetadata(
+        partition_to_write_stats={p: tuple(s) for p, s in stats.items()},
+        operation_type=WriteOperationType.COMPACT,
+        extra_metadata={"schema": metadata_schema_json()},
+        compacted=True,
+    )
+    completed = mdt.active.complete(current, encode_commit_metadata(metadata))
+    mdt.storage.delete_dir(mdt.marker_folder(instant.time))
+    fault_point("metadata_compaction.after_commit")
+    return completed
+
+
+def _compact_file_group(
+    table: MetadataTable, operation: CompactionOperation, instant_time: str, instants: InstantFilter
+) -> WriteStat:
+    mdt = table.table
+    partition = operation.partition_path
+    piece = MergeSlice(
+        partition,
+        operation.file_id,
+        join_partition(partition, operation.base_file) if operation.base_file else None,
+        tuple(join_partition(partition, name) for name in operation.log_files),
+        0,
+    )
+    records = table.merge_file_group(piece, instants)
+    name = base_file_name(operation.file_id, DEFAULT_WRITE_TOKEN, instant_time, HFILE_EXTENSION)
+    marker = posixpath.join(
+        mdt.marker_folder(instant_time), partition, marker_name(name, IOType.CREATE)
+    )
+    if not mdt.storage.exists(marker):
+        mdt.storage.create_new(marker, b"")
+    content = write_metadata_hfile(records.values(), base_file_name=name)
+    path = mdt.path(join_partition(partition, name))
+    mdt.storage.delete(path)  # left by an earlier attempt of this compaction
+    mdt.storage.create_new(path, content)
+    log_sizes = _log_sizes(mdt, partition, operation.log_files)
+    return WriteStat(
+        file_id=operation.file_id,
+        path=join_partition(partition, name),
+        partition_path=partition,
+        prev_commit=operation.base_instant,
+        num_writes=len(records),
+        total_write_bytes=len(content),
+        file_size_bytes=len(content),
+        total_log_files_compacted=len(operation.log_files),
+        total_log_size_compacted=sum(log_sizes.values()),
+    )
+
+
+def _log_sizes(mdt: TableContext, partition: str, names: tuple[str, ...]) -> Mapping[str, int]:
+    listed = {s.name: s.size_bytes for s in mdt.storage.list_dir(mdt.partition_path(partition))}
+    return {name: listed.get(name, 0) for name in names}
+
+
+def compact_if_necessary(
+    data: TableContext, mdt: TableContext, config: MetadataServicesConfig
+) -> Instant | None:
+    """Finish pending metadata compactions, then compact when due; the last one completed."""
+    done = None
+    for pending in list(mdt.active.timeline.pending().with_actions(Action.COMPACTION)):
+        done = execute_metadata_compaction(data, mdt, pending)
+    instant_time = compaction_due(data, mdt, config)
+    if instant_time is not None:
+        requested = schedule_metadata_compaction(mdt, instant_time)
+        if requested is not None:
+            done = execute_metadata_compaction(data, mdt, requested)
+    return done
