@@ -189,12 +189,18 @@ def compact_if_necessary(
     data: TableContext, mdt: TableContext, config: MetadataServicesConfig
 ) -> Instant | None:
     """Finish pending metadata compactions, then compact when due; the last one completed."""
-    done = None
-    for pending in list(mdt.active.timeline.pending().with_actions(Action.COMPACTION)):
-        done = execute_metadata_compaction(data, mdt, pending)
+    done = finish_pending_compactions(data, mdt)
     instant_time = compaction_due(data, mdt, config)
     if instant_time is not None:
         requested = schedule_metadata_compaction(mdt, instant_time)
         if requested is not None:
             done = execute_metadata_compaction(data, mdt, requested)
+    return done
+
+
+def finish_pending_compactions(data: TableContext, mdt: TableContext) -> Instant | None:
+    """Execute every requested or inflight metadata compaction; the last one completed."""
+    done = None
+    for pending in list(mdt.active.timeline.pending().with_actions(Action.COMPACTION)):
+        done = execute_metadata_compaction(data, mdt, pending)
     return done

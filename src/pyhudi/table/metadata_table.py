@@ -69,3 +69,15 @@ def metadata_instant_to_roll_back(mdt: TableContext, data_instant: Instant) -> I
         )
     found = [i for i in deltacommits_since_latest_compaction(mdt) if i.time == data_instant.time]
     return found[-1] if found else None
+
+
+def is_metadata_table(ctx: TableContext) -> bool:
+    """`ctx` is a metadata table: its base path is `<data table>/.hoodie/metadata` (Hudi's
+    `HoodieTableMetadata.isMetadataTable`)."""
+    parent, name = posixpath.split(ctx.base_path.rstrip("/"))
+    return name == METADATA_TABLE_FOLDER and posixpath.basename(parent) == META_FOLDER
+
+
+def data_table_base_path(mdt: TableContext) -> str:
+    """The data table a metadata table belongs to."""
+    return posixpath.dirname(posixpath.dirname(mdt.base_path.rstrip("/")))

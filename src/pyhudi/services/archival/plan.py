@@ -23,7 +23,8 @@ What is archived (`plan_archival`):
      it behind an option. pyhudi always applies it, so incremental cleaning never misses them;
    * a replacecommit whose replaced file groups still have files on storage (pyhudi's check on
      top of Hudi's clean-based rule: archiving it would make the replaced files visible again);
-   * with a metadata table: its latest compaction (nothing at all before the first one).
+   * with a metadata table: its latest compaction (nothing at all before the first one);
+   * on a metadata table: the data table's first commit (any state) and first pending instant.
 3. Completed clean and rollback instants, per action: when more than `max`, the oldest down to
    `min` (Hudi 0.14; Hudi 1.x archives those older than the last archived commit instead).
 """
@@ -44,6 +45,7 @@ from pyhudi.codec.file_names import (
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.table.context import TableContext
+from pyhudi.table.metadata_table import data_table_base_path, is_metadata_table
 from pyhudi.timeline.active import META_FOLDER, ActiveTimeline
 from pyhudi.timeline.instant_time import format_instant, parse_instant
 from pyhudi.timeline.timeline import COMMIT_ACTIONS, Timeline
@@ -62,9 +64,9 @@ def plan_archival(ctx: TableContext, config: ArchivalConfig) -> list[Instant]:
         *_commits_to_archive(ctx, config, min_keep, max_keep),
         *_cleans_and_rollbacks_to_archive(timeline, min_keep, max_keep),
     ]
-    metadata_bound = _metadata_table_bound(ctx)
-    if metadata_bound is not None:
-        chosen = [i for i in chosen if i.time < metadata_bound]
+    for bound in (_metadata_table_bound(ctx), _data_table_bound(ctx)):
+        if bound is not None:
+            chosen = [i for i in chosen if i.time < bound]
     return sorted(chosen, key=Instant.sort_key)
 
 
@@ -262,6 +264,20 @@ def _metadata_table_bound(ctx: TableContext) -> str | None:
     mdt = ActiveTimeline.load(ctx.storage, mdt_base, ctx.config.timeline_layout_version)
     compaction = mdt.timeline.completed().with_actions(Action.COMMIT).last
     return compaction.time if compaction else _ARCHIVE_NOTHING
+
+
+def _data_table_bound(ctx: TableContext) -> str | None:
+    """On a metadata table: only instants before the data table's first commit (any state) and
+    its first pending instant (Hudi 0.14 `TimelineUtils.getEarliestInstantForMetadataArchival`):
+    a data rollback may still need the metadata table's deltacommit of any active data instant."""
+    if not is_metadata_table(ctx):
+        return None
+    data = ActiveTimeline.load(
+        ctx.storage, data_table_base_path(ctx), ctx.config.timeline_layout_version
+    ).timeline
+    firsts = [data.with_actions(*COMMIT_ACTIONS).first, data.pending().first]
+    present = [i.time for i in firsts if i is not None]
+    return min(present) if present else None
 
 
 def _cleans_and_rollbacks_to_archive(

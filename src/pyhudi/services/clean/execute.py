@@ -66,16 +66,22 @@ def commits_since_last_clean(ctx: TableContext) -> int:
 
 
 def schedule_clean(
-    ctx: TableContext, config: CleanConfig, *, now: datetime | None = None
+    ctx: TableContext,
+    config: CleanConfig,
+    *,
+    now: datetime | None = None,
+    instant_time: str | None = None,
 ) -> Instant | None:
-    """Write `<t>.clean.requested` when the trigger allows and there is something to delete."""
+    """Write `<t>.clean.requested` when the trigger allows and there is something to delete
+    (`t` a new instant time, or `instant_time`: the metadata table cleans at `<t>002`)."""
     if commits_since_last_clean(ctx) < config.max_commits:
         return None
     plan = plan_clean(ctx, config, now=now)
     if plan is None:
         return None
     content = encode_container("HoodieCleanerPlan", clean_plan_to_avro(plan))
-    requested = ctx.active.create_requested(ctx.new_instant_time(), Action.CLEAN, content)
+    time = instant_time or ctx.new_instant_time()
+    requested = ctx.active.create_requested(time, Action.CLEAN, content)
     fault_point("clean.after_requested")
     return requested
 
