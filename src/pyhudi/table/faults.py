@@ -21,6 +21,8 @@ Names (see FAULT_POINTS.md): `write.after_requested`, `write.after_inflight`,
 `write.during_data_files`, `write.after_data_files`, `write.after_commit`, and for
 X in `compaction`, `clustering`, `clean`: `X.after_requested`, `X.after_inflight`,
 `X.after_data_files`, `X.after_commit`.
+The metadata table's compaction: `metadata_compaction.after_requested`, `.after_inflight`,
+`.after_base_files`, `.after_commit`.
 """
 
 from __future__ import annotations
