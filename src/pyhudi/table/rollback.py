@@ -210,9 +210,7 @@ def rollback_instant(
     inflight = ctx.active.transition_to_inflight(requested)
     partition_metadata = _execute(ctx, instant, rollback_time, requests)
     if mdt is not None and mdt_target is not None:
-        rollback_instant(
-            mdt, mdt_target, rollback_time=InstantTime(rollback_time + ROLLBACK_SUFFIX)
-        )
+        _rollback_in_metadata_table(mdt, mdt_target, InstantTime(rollback_time + ROLLBACK_SUFFIX))
     if instant.is_completed:
         ctx.storage.delete(ctx.active.instant_path(instant))
     ctx.active.delete_pending_files(instant)
@@ -228,6 +226,17 @@ def rollback_instant(
     }
     ctx.active.complete(inflight, avro_schemas.encode_container("HoodieRollbackMetadata", metadata))
     return rollback_time
+
+
+def _rollback_in_metadata_table(mdt: TableContext, target: Instant, rollback_time: str) -> None:
+    """Roll back the metadata table's deltacommit `target`; a pending rollback of it left by an
+    attempt that died is dropped first (its plan re-executes safely: deleted files stay deleted,
+    a second ROLLBACK command block for the same instant changes nothing)."""
+    for pending in list(mdt.active.timeline.pending().with_actions(Action.ROLLBACK)):
+        plan = read_requested_plan(mdt.active, pending)
+        if (plan.get("instantToRollback") or {}).get("commitTime") == target.time:
+            mdt.active.delete_pending_files(pending)
+    rollback_instant(mdt, target, rollback_time=InstantTime(rollback_time))
 
 
 def _execute(

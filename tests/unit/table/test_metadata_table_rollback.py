@@ -9,6 +9,7 @@ import os
 import pytest
 from tests.helpers.mdt_builder import MdtBuilder, disk_files, instant
 
+from pyhudi.codec import avro_schemas
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.metadata import MetadataTable, validate
@@ -85,3 +86,22 @@ def test_rollback_older_than_the_metadata_compaction_is_refused_untouched(built)
     with pytest.raises(UnsupportedOperationError, match=f"{older}.*compacted at {T3}001"):
         rollback_instant(built.data(), instant(built.data(), older))
     assert {p: sorted(os.listdir(p)) for p in snapshot} == snapshot
+
+
+def test_a_metadata_rollback_left_pending_by_a_dead_attempt_is_replaced(built):
+    name = built.write_data(T4, complete=False)
+    built.deltacommit(T4, {"10": {name: 1}}, complete=False)
+    mdt = built.mdt()
+    plan = {
+        "instantToRollback": {"commitTime": T4, "action": "deltacommit"},
+        "RollbackRequests": [],
+        "version": 1,
+    }
+    dead = "20240418173100000006"
+    mdt.active.create_requested(
+        dead, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan)
+    )
+    rollback_failed_writes(built.data())
+    rollbacks = list(built.mdt().active.timeline.with_actions(Action.ROLLBACK))
+    assert [r.state for r in rollbacks] == [State.COMPLETED] and rollbacks[0].time != dead
+    _listing_equals_storage(built)
