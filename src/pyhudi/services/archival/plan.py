@@ -32,7 +32,6 @@ What is archived (`plan_archival`):
 from __future__ import annotations
 
 import logging
-import posixpath
 from datetime import datetime, timedelta, timezone
 
 from pyhudi.codec.archived_entry import (
@@ -45,8 +44,13 @@ from pyhudi.codec.file_names import (
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.table.context import TableContext
-from pyhudi.table.metadata_table import data_table_base_path, is_metadata_table
-from pyhudi.timeline.active import META_FOLDER, ActiveTimeline
+from pyhudi.table.metadata_table import (
+    data_table_base_path,
+    is_metadata_table,
+    latest_compaction,
+    open_metadata_table,
+)
+from pyhudi.timeline.active import ActiveTimeline
 from pyhudi.timeline.instant_time import format_instant, parse_instant
 from pyhudi.timeline.timeline import COMMIT_ACTIONS, Timeline
 
@@ -258,11 +262,10 @@ def _metadata_table_bound(ctx: TableContext) -> str | None:
     """With a metadata table, only instants before its latest compaction (Hudi 0.14)."""
     if "files" not in ctx.config.metadata_partitions:
         return None
-    mdt_base = posixpath.join(ctx.meta_path, "metadata")
-    if not ctx.storage.exists(posixpath.join(mdt_base, META_FOLDER)):
+    mdt = open_metadata_table(ctx)
+    if mdt is None:
         return None
-    mdt = ActiveTimeline.load(ctx.storage, mdt_base, ctx.config.timeline_layout_version)
-    compaction = mdt.timeline.completed().with_actions(Action.COMMIT).last
+    compaction = latest_compaction(mdt)
     return compaction.time if compaction else _ARCHIVE_NOTHING
 
 
