@@ -1,5 +1,11 @@
-"""The metadata table's own table services, run after each of its deltacommits (Hudi 0.14
+"""The metadata table's own table services (Hudi 0.14
 `HoodieBackedTableMetadataWriter.performTableServices`, table version 6), Spark-free.
+
+When: Hudi 0.14 runs them as a write client starts an action (`doInitTable` ->
+`initializeMetadataTable`, under the table lock, the new instant just created), so a compaction at
+`<t>001` follows the previous write's deltacommit `t`. Called inside a commit - after the metadata
+table's deltacommit `t` but before the data instant `t` completes - compaction would never be due
+(the data instant `t` is pending at `t`); call it at the start of a write or after the commit.
 
 With `t` the metadata table's latest completed deltacommit, in Hudi's order:
 1. pending compactions of the metadata table are finished (`runPendingTableServicesOperations`);
@@ -11,8 +17,7 @@ With `t` the metadata table's latest completed deltacommit, in Hudi's order:
    + 1 to `hoodie.keep.max.commits` + 1 commits, never past the data table's first active commit
    or first pending instant (`services/archival/plan.py`).
 
-The caller holds the data table's write lock (the metadata table has one writer: the data
-table's). `run_metadata_table_services(data_ctx, options)` does nothing on a table without a
+The caller holds the data table's lock (the metadata table has one writer: the data table's). `run_metadata_table_services(data_ctx, options)` does nothing on a table without a
 metadata table.
 """
 
