@@ -143,8 +143,8 @@ def _committed_files(ctx: TableContext, instant: Instant) -> list[tuple[str, str
             continue
         partition, name = posixpath.split(stat.path)
         log = parse_log_file(partition, name)
-        if log is not None:
-            base = f"{log.file_id}_{UNKNOWN_WRITE_TOKEN}_{log.base_instant_time}.parquet"
+        if log is not None:  # named as an APPEND marker names it; only id and instant are read
+            base = f"{log.file_id}_{UNKNOWN_WRITE_TOKEN}_{log.base_instant_time}"
             found.append((partition, base, IOType.APPEND))
         elif parse_base_file(partition, name) is not None:
             found.append((partition, name, IOType.CREATE))

@@ -89,3 +89,14 @@ def test_metadata_services_do_nothing_without_a_metadata_table(hudi_tables, tmp_
     result = run_metadata_table_services(ctx, OPTIONS)
     assert result.clean is None and result.compaction is None and result.archive is None
     assert sorted(os.listdir(ctx.meta_path)) == before
+
+
+def test_reads_as_of_an_instant_after_compactions_and_cleans(built):
+    _run(built, 40)
+    data = built.data()
+    before_fixture = {t for t in data.active.timeline.completed().times() if t < TIMES[0]}
+    for as_of in (TIMES[37], TIMES[38], TIMES[39]):
+        upto = before_fixture | {t for t in TIMES if t <= as_of}
+        assert MetadataTable.open(data, as_of=as_of).all_files() == disk_files(built.root, upto)
+        report = validate(data, as_of=as_of)
+        assert report.ok, (as_of, [str(d) for d in report.differences])
