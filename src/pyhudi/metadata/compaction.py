@@ -31,17 +31,23 @@ from collections.abc import Mapping
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
-from pyhudi.codec.file_names import DEFAULT_WRITE_TOKEN, base_file_name, marker_name
+from pyhudi.codec.file_names import (
+    DEFAULT_WRITE_TOKEN,
+    base_file_name,
+    marker_name,
+    parse_log_file,
+)
 from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
 from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
 from pyhudi.config.metadata_services import MetadataServicesConfig
+from pyhudi.exceptions import CorruptFileError
 from pyhudi.file_group.log_scan import InstantFilter
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.metadata.reader import MetadataTable
 from pyhudi.metadata.slices import MergeSlice, valid_instants
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import IOType, WriteOperationType
-from pyhudi.model.file import join_partition
+from pyhudi.model.file import LogFile, join_partition
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.model.plans import CompactionOperation, CompactionPlan
 from pyhudi.table.context import TableContext
@@ -87,7 +93,8 @@ def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
             latest = group.slices[0] if group.slices else None
             if latest is None or not latest.log_files:
                 continue
-            log_bytes = sum(max(lf.size_bytes, 0) for lf in latest.log_files)
+            logs = sorted(latest.log_files, key=LogFile.sort_key)  # Hudi's log file order
+            log_bytes = sum(max(lf.size_bytes, 0) for lf in logs)
             base = latest.base_file
             operations.append(
                 CompactionOperation(
@@ -95,9 +102,9 @@ def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
                     file_id=group.file_id,
                     base_instant=latest.base_instant_time,
                     base_file=base.file_name if base else None,
-                    log_files=tuple(lf.file_name for lf in latest.log_files),
+                    log_files=tuple(lf.file_name for lf in logs),
                     metrics={
-                        "TOTAL_LOG_FILES": float(len(latest.log_files)),
+                        "TOTAL_LOG_FILES": float(len(logs)),
                         "TOTAL_LOG_FILES_SIZE": float(log_bytes),
                     },
                 )
@@ -124,8 +131,7 @@ def execute_metadata_compaction(data: TableContext, mdt: TableContext, instant: 
         current = mdt.active.transition_to_inflight(current)
     fault_point("metadata_compaction.after_inflight")
     table = MetadataTable(data, mdt)
-    upto = instant.time[: -len(COMPACTION_SUFFIX)]
-    instants = valid_instants(data.active, mdt.active, upto)
+    instants = valid_instants(data.active, mdt.active, _max_instant_time(mdt))
     stats: dict[str, list[WriteStat]] = {}
     for operation in plan.operations:
         stat = _compact_file_group(table, operation, instant.time, instants)
@@ -143,16 +149,25 @@ def execute_metadata_compaction(data: TableContext, mdt: TableContext, instant: 
     return completed
 
 
+def _max_instant_time(mdt: TableContext) -> str | None:
+    """The newest completed commit, deltacommit or rollback: the log blocks a compaction merges
+    stop there (Hudi's `HoodieCompactor` bound)."""
+    done = mdt.active.timeline.completed()
+    last = done.with_actions(Action.COMMIT, Action.DELTA_COMMIT, Action.ROLLBACK).last
+    return last.time if last else None
+
+
 def _compact_file_group(
     table: MetadataTable, operation: CompactionOperation, instant_time: str, instants: InstantFilter
 ) -> WriteStat:
     mdt = table.table
     partition = operation.partition_path
+    logs = sorted(_parsed_logs(partition, operation.log_files), key=LogFile.sort_key)
     piece = MergeSlice(
         partition,
         operation.file_id,
         join_partition(partition, operation.base_file) if operation.base_file else None,
-        tuple(join_partition(partition, name) for name in operation.log_files),
+        tuple(log.relative_path for log in logs),
         0,
     )
     records = table.merge_file_group(piece, instants)
@@ -178,6 +193,16 @@ def _compact_file_group(
         total_log_files_compacted=len(operation.log_files),
         total_log_size_compacted=sum(log_sizes.values()),
     )
+
+
+def _parsed_logs(partition: str, names: tuple[str, ...]) -> list[LogFile]:
+    logs = [parse_log_file(partition, name) for name in names]
+    missing = [name for name, log in zip(names, logs, strict=True) if log is None]
+    if missing:
+        raise CorruptFileError(
+            f"metadata compaction plan names files that are not log files: {missing}"
+        )
+    return [log for log in logs if log is not None]
 
 
 def _log_sizes(mdt: TableContext, partition: str, names: tuple[str, ...]) -> Mapping[str, int]:
