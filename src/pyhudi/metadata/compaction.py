@@ -22,12 +22,16 @@ On the metadata table's timeline and storage:
 Merging is `MetadataTable`'s: base records, then the valid log blocks in order (`merge_records`:
 newer over older, file tombstones drop a listed file or stay when the older side lacks it), keys
 of DELETE blocks removed. A re-execution of an inflight compaction overwrites its own base files.
+Every base file is merged and encoded in memory before the plan is written: a compaction holding
+records pyhudi cannot encode yet (column stats) is not scheduled, with a warning naming why.
 """
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
@@ -40,7 +44,7 @@ from pyhudi.codec.file_names import (
 from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
 from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
 from pyhudi.config.metadata_services import MetadataServicesConfig
-from pyhudi.exceptions import CorruptFileError
+from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 from pyhudi.file_group.log_scan import InstantFilter
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.metadata.reader import MetadataTable
@@ -58,6 +62,8 @@ from pyhudi.table.metadata_table import (
 )
 
 HFILE_EXTENSION = ".hfile"
+
+log = logging.getLogger(__name__)
 
 
 def latest_deltacommit(mdt: TableContext) -> Instant | None:
@@ -112,30 +118,59 @@ def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
     return CompactionPlan(tuple(operations)) if operations else None
 
 
-def schedule_metadata_compaction(mdt: TableContext, instant_time: str) -> Instant | None:
+@dataclass(frozen=True)
+class CompactedFile:
+    """One planned file group merged and encoded as its new base HFile (nothing written yet)."""
+
+    operation: CompactionOperation
+    name: str
+    content: bytes
+    record_count: int
+
+
+def prepare_compaction(
+    data: TableContext, mdt: TableContext, plan: CompactionPlan, instant_time: str
+) -> tuple[CompactedFile, ...]:
+    """Merge and encode every operation of `plan` in memory; raises what cannot be written
+    (`UnsupportedOperationError`) before anything is."""
+    table = MetadataTable(data, mdt)
+    instants = valid_instants(data.active, mdt.active, _max_instant_time(mdt))
+    return tuple(_compact_file_group(table, op, instant_time, instants) for op in plan.operations)
+
+
+def schedule_metadata_compaction(
+    mdt: TableContext, instant_time: str, plan: CompactionPlan | None = None
+) -> Instant | None:
     """Write `<instant_time>.compaction.requested` when there is something to compact."""
-    plan = plan_metadata_compaction(mdt)
-    if plan is None:
-        return None
+    plan = plan or plan_metadata_compaction(mdt)
+    return None if plan is None else _request(mdt, instant_time, plan)
+
+
+def _request(mdt: TableContext, instant_time: str, plan: CompactionPlan) -> Instant:
     content = avro_schemas.encode_container("HoodieCompactionPlan", compaction_plan_to_avro(plan))
     requested = mdt.active.create_requested(instant_time, Action.COMPACTION, content)
     fault_point("metadata_compaction.after_requested")
     return requested
 
 
-def execute_metadata_compaction(data: TableContext, mdt: TableContext, instant: Instant) -> Instant:
+def execute_metadata_compaction(
+    data: TableContext,
+    mdt: TableContext,
+    instant: Instant,
+    prepared: tuple[CompactedFile, ...] | None = None,
+) -> Instant:
     """Run a requested or inflight metadata-table compaction to its completed `commit`."""
-    plan = compaction_plan_from_avro(read_requested_plan(mdt.active, instant))
+    if prepared is None:
+        plan = compaction_plan_from_avro(read_requested_plan(mdt.active, instant))
+        prepared = prepare_compaction(data, mdt, plan, instant.time)
     current = [i for i in mdt.active.timeline if i.time == instant.time][-1]
     if current.state is State.REQUESTED:
         current = mdt.active.transition_to_inflight(current)
     fault_point("metadata_compaction.after_inflight")
-    table = MetadataTable(data, mdt)
-    instants = valid_instants(data.active, mdt.active, _max_instant_time(mdt))
     stats: dict[str, list[WriteStat]] = {}
-    for operation in plan.operations:
-        stat = _compact_file_group(table, operation, instant.time, instants)
-        stats.setdefault(operation.partition_path, []).append(stat)
+    for compacted in prepared:
+        stat = _write_compacted(mdt, instant.time, compacted)
+        stats.setdefault(compacted.operation.partition_path, []).append(stat)
     fault_point("metadata_compaction.after_base_files")
     metadata = CommitMetadata(
         partition_to_write_stats={p: tuple(s) for p, s in stats.items()},
@@ -159,8 +194,7 @@ def _max_instant_time(mdt: TableContext) -> str | None:
 
 def _compact_file_group(
     table: MetadataTable, operation: CompactionOperation, instant_time: str, instants: InstantFilter
-) -> WriteStat:
-    mdt = table.table
+) -> CompactedFile:
     partition = operation.partition_path
     logs = sorted(_parsed_logs(partition, operation.log_files), key=LogFile.sort_key)
     piece = MergeSlice(
@@ -172,24 +206,30 @@ def _compact_file_group(
     )
     records = table.merge_file_group(piece, instants)
     name = base_file_name(operation.file_id, DEFAULT_WRITE_TOKEN, instant_time, HFILE_EXTENSION)
+    content = write_metadata_hfile(records.values(), base_file_name=name)
+    return CompactedFile(operation, name, content, len(records))
+
+
+def _write_compacted(mdt: TableContext, instant_time: str, compacted: CompactedFile) -> WriteStat:
+    operation = compacted.operation
+    partition = operation.partition_path
     marker = posixpath.join(
-        mdt.marker_folder(instant_time), partition, marker_name(name, IOType.CREATE)
+        mdt.marker_folder(instant_time), partition, marker_name(compacted.name, IOType.CREATE)
     )
     if not mdt.storage.exists(marker):
         mdt.storage.create_new(marker, b"")
-    content = write_metadata_hfile(records.values(), base_file_name=name)
-    path = mdt.path(join_partition(partition, name))
+    path = mdt.path(join_partition(partition, compacted.name))
     mdt.storage.delete(path)  # left by an earlier attempt of this compaction
-    mdt.storage.create_new(path, content)
+    mdt.storage.create_new(path, compacted.content)
     log_sizes = _log_sizes(mdt, partition, operation.log_files)
     return WriteStat(
         file_id=operation.file_id,
-        path=join_partition(partition, name),
+        path=join_partition(partition, compacted.name),
         partition_path=partition,
         prev_commit=operation.base_instant,
-        num_writes=len(records),
-        total_write_bytes=len(content),
-        file_size_bytes=len(content),
+        num_writes=compacted.record_count,
+        total_write_bytes=len(compacted.content),
+        file_size_bytes=len(compacted.content),
         total_log_files_compacted=len(operation.log_files),
         total_log_size_compacted=sum(log_sizes.values()),
     )
@@ -213,14 +253,20 @@ def _log_sizes(mdt: TableContext, partition: str, names: tuple[str, ...]) -> Map
 def compact_if_necessary(
     data: TableContext, mdt: TableContext, config: MetadataServicesConfig
 ) -> Instant | None:
-    """Finish pending metadata compactions, then compact when due; the last one completed."""
+    """Finish pending metadata compactions, then compact when due; the last one completed. A
+    compaction pyhudi cannot write yet (records it cannot encode) is not scheduled: a warning."""
     done = finish_pending_compactions(data, mdt)
     instant_time = compaction_due(data, mdt, config)
-    if instant_time is not None:
-        requested = schedule_metadata_compaction(mdt, instant_time)
-        if requested is not None:
-            done = execute_metadata_compaction(data, mdt, requested)
-    return done
+    plan = plan_metadata_compaction(mdt) if instant_time is not None else None
+    if instant_time is None or plan is None:
+        return done
+    try:
+        prepared = prepare_compaction(data, mdt, plan, instant_time)
+    except UnsupportedOperationError as err:
+        log.warning("metadata table %s not compacted at %s: %s", mdt.base_path, instant_time, err)
+        return done
+    requested = _request(mdt, instant_time, plan)
+    return execute_metadata_compaction(data, mdt, requested, prepared)
 
 
 def finish_pending_compactions(data: TableContext, mdt: TableContext) -> Instant | None:

@@ -6,13 +6,16 @@ slices hudi-rs reads)."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import hudi
 import pytest
-from tests.helpers.mdt_builder import FILES_GROUP, MdtBuilder, disk_files
+from tests.helpers.mdt_builder import FILES_GROUP, INIT, MdtBuilder, disk_files
 
 from pyhudi.codec.avro_schemas import decode_container
 from pyhudi.codec.hfile import HFileReader
+from pyhudi.codec.log.writer import encode_blocks, hfile_data_block
+from pyhudi.codec.metadata_hfile import file_list_record, metadata_schema_json, write_metadata_hfile
 from pyhudi.config.metadata_services import MetadataServicesConfig
 from pyhudi.metadata import MetadataTable, metadata_view, validate
 from pyhudi.metadata.compaction import (
@@ -135,3 +138,23 @@ def test_an_interrupted_metadata_compaction_is_finished_by_the_next_run(built):
     assert _state(built) == before  # a pending compaction is invisible
     done = compact_if_necessary(built.data(), built.mdt(), CONFIG)
     assert done is not None and done.time == requested.time and _state(built) == before
+
+
+def test_a_compaction_pyhudi_cannot_encode_is_not_scheduled(built, hudi_tables, caplog):
+    """A `column_stats` file group (Hudi-written HFile of column stats records, which pyhudi
+    cannot encode yet): the compaction is skipped with a warning and nothing is written."""
+    source = hudi_tables["mor_avro__v8_trips_8i3u1d"] / ".hoodie" / "metadata" / "column_stats"
+    (hfile,) = source.glob("col-stats-0001-0_*.hfile")
+    folder = built.mdt_root / "column_stats"
+    folder.mkdir()
+    shutil.copyfile(hfile, folder / f"col-stats-0001-0_0-0-0_{INIT}.hfile")
+    shutil.copyfile(source / ".hoodie_partition_metadata", folder / ".hoodie_partition_metadata")
+    _fill(built, 9)
+    records = write_metadata_hfile([file_list_record("zz", {"a.parquet": 1})])
+    block = hfile_data_block(TIMES[0], metadata_schema_json(), records)
+    (folder / f".col-stats-0001-0_{INIT}.log.1_0-1-0").write_bytes(encode_blocks([block]))
+    before = sorted(os.listdir(built.mdt_root / ".hoodie"))
+    assert compaction_due(built.data(), built.mdt(), CONFIG) == TIMES[8] + "001"
+    assert compact_if_necessary(built.data(), built.mdt(), CONFIG) is None
+    assert sorted(os.listdir(built.mdt_root / ".hoodie")) == before
+    assert "column stats" in caplog.text and "not compacted" in caplog.text
