@@ -57,8 +57,9 @@ class MetadataServicesResult:
 def run_metadata_table_services(
     data: TableContext, settings: MetadataServicesConfig | Mapping[str, str] | None = None
 ) -> MetadataServicesResult:
-    """Clean, compact and archive the metadata table of `data` as Hudi 0.14 does after a
-    deltacommit; `settings` are the data table's write options (or resolved already)."""
+    """Finish pending compactions, clean, compact and archive the metadata table of `data` as
+    Hudi 0.14's `performTableServices`; `settings` are the data table's write options (or
+    resolved already). Nothing happens on a table without a metadata table."""
     config = (
         settings
         if isinstance(settings, MetadataServicesConfig)
@@ -71,7 +72,7 @@ def run_metadata_table_services(
     finished = finish_pending_compactions(data, mdt)
     latest = latest_deltacommit(mdt)
     if latest is None:
-        return MetadataServicesResult()
+        return MetadataServicesResult(compaction=finished)
     cleaned = clean_metadata_table(mdt, config, latest.time)
     compacted = compact_if_necessary(data, mdt, config) or finished
     archived = archive(mdt, metadata_archival_config(config))
