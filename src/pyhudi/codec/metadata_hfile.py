@@ -221,8 +221,11 @@ def _location_datum(location: RecordLocation) -> dict[str, Any]:
     try:
         value = uuid.UUID(file_id).int
     except ValueError:
-        return {
+        return {  # Hudi's raw encoding: the UUID parts are -1
             "partitionName": location.partition_path,
+            "fileIdHighBits": -1,
+            "fileIdLowBits": -1,
+            "fileIndex": -1,
             "fileId": location.file_id,
             "fileIdEncoding": FILE_ID_ENCODING_RAW,
             "instantTime": location.instant_time_ms,

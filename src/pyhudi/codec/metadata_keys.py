@@ -18,6 +18,9 @@ import base64
 import hashlib
 from functools import lru_cache
 
+import numpy as np
+import pyarrow as pa
+
 from pyhudi.codec.metadata_records import NON_PARTITIONED_NAME
 
 #: Hudi's `HashID` seed: the Java int `0xdabadaba` widened to a long (sign-extended).
@@ -126,3 +129,40 @@ def file_group_index(record_key: str, file_group_count: int) -> int:
     h = _java_abs(java_string_hash(record_key))
     remainder = abs(h) % file_group_count if h >= 0 else -((-h) % file_group_count)
     return abs(remainder)
+
+
+def file_group_indexes(keys: pa.Array | pa.ChunkedArray, file_group_count: int) -> pa.Array:
+    """`file_group_index` of every key of a string array (int32), vectorised for ASCII keys: each
+    run of equal-length keys is one matrix product with the powers of 31 (mod 2**64, then 2**32)."""
+    if file_group_count <= 0:
+        raise ValueError(f"file group count must be > 0, got {file_group_count}")
+    array = pa.concat_arrays(keys.chunks) if isinstance(keys, pa.ChunkedArray) else keys
+    array = array.cast(pa.large_string())
+    if array.null_count:
+        raise ValueError("record keys must not be null")
+    offsets = np.frombuffer(array.buffers()[1], np.int64)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    data = np.frombuffer(array.buffers()[2], np.uint8) if len(array) else np.zeros(0, np.uint8)
+    if data.size and data[offsets[0] : offsets[-1]].max(initial=0) >= 0x80:
+        return pa.array(
+            [file_group_index(k, file_group_count) for k in array.to_pylist()], pa.int32()
+        )
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    hashes = np.zeros(len(array), np.uint64)
+    for length in np.unique(lengths):
+        rows = np.nonzero(lengths == length)[0]
+        if length == 0:
+            continue
+        units = data[starts[rows, None] + np.arange(length)].astype(np.uint64)
+        hashes[rows] = units @ _powers_of_31(int(length))
+    signed = (hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32).astype(np.int64)
+    positive = np.where(signed == -(2**31), signed, np.abs(signed))  # Math.abs(MIN_VALUE) < 0
+    remainder = np.fmod(positive, file_group_count)  # Java's % keeps the dividend's sign
+    return pa.array(np.abs(remainder).astype(np.int32))
+
+
+@lru_cache(maxsize=256)
+def _powers_of_31(length: int) -> np.ndarray:
+    """31**(length-1), ..., 31, 1 modulo 2**64."""
+    return np.array([pow(31, length - 1 - i, 2**64) for i in range(length)], np.uint64)

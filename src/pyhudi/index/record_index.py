@@ -1,8 +1,8 @@
 """`hoodie.index.type=RECORD_INDEX`: incoming keys located through the metadata table's
 `record_index` partition (Hudi's `SparkMetadataTableRecordIndex`), no scan of the data files.
 
-The distinct incoming keys are hashed to their record-index file group (`file_group_index`, in
-Python: Java's `String.hashCode`), shuffled by it, and each task reads only the file groups its
+The distinct incoming keys are hashed to their record-index file group (`file_group_indexes`:
+Java's `String.hashCode`, vectorised over Arrow batches), shuffled by it, and each task reads only the file groups its
 keys hash to, only those keys (base HFile seek + merged log blocks, `RecordIndexFileGroups`).
 The index is global, as Hudi's: a key is matched whatever its incoming partition; with
 `hoodie.record.index.update.partition.path=false` (Hudi's default) an update keeps the key's
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from pyhudi.codec.metadata_keys import file_group_index
+from pyhudi.codec.metadata_keys import file_group_indexes
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION, LOCATION_SCHEMA
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
@@ -38,8 +38,7 @@ def record_index_locations(
 
     def hash_keys(batches):  # type: ignore[no-untyped-def]
         for batch in batches:
-            names = batch.column(0).to_pylist()
-            indexes = pa.array([file_group_index(k, count) for k in names], pa.int32())
+            indexes = file_group_indexes(batch.column(0), count)
             yield pa.record_batch([batch.column(0), indexes], names=[RECORD_KEY, _GROUP])
 
     def look_up(batches):  # type: ignore[no-untyped-def]

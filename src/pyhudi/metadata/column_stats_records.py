@@ -9,9 +9,13 @@ convertMetadataToColumnStatsRecords`, `HoodieMetadataPayload.createColumnStatsRe
   `DateWrapper`, DECIMAL `DecimalWrapper` (stored at scale 15). Columns Hudi cannot wrap (INT96,
   non-decimal fixed, decimals beyond decimal(30, 15)) get no record: readers keep such files.
 * A **log file**: from the records appended to it (`HoodieAppendHandle` with column stats on):
-  Arrow min/max per column, sizes 0, timestamps as `TimestampMicrosWrapper` (Hudi converts the Avro
-  logical types of log records).
-* A **deleted file** (clean, replaced file groups): a tombstone per column (`isDeleted`, no values).
+  Arrow min/max per column, sizes 0; timestamps stay raw longs in their unit (`LongWrapper`, as
+  Hudi's `getNestedFieldVal` leaves them without `consistent.logical.timestamp.enabled`).
+* A **deleted file** (clean, replaced file groups): a tombstone per column
+  (`HoodieColumnRangeMetadata.stub`: no values, counts and sizes -1, `isDeleted`).
+
+Deliberate difference: a decimal that does not fit decimal(30, 15) makes Hudi 0.14 fail the commit
+(`tryUpcastDecimal`); pyhudi leaves that column of that file unindexed instead.
 
 Which columns: `hoodie.metadata.index.column.stats.column.list`, else every top-level column of
 the writer schema with the meta fields (Hudi 0.14's `getColumnsToIndex`); nested leaves are never
@@ -172,7 +176,7 @@ def _arrow_wrapper(kind: pa.DataType) -> str | None:
         (lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t), "BytesWrapper"),
         (pa.types.is_date32, "DateWrapper"),
         (pa.types.is_decimal, "DecimalWrapper"),
-        (pa.types.is_timestamp, "TimestampMicrosWrapper"),
+        (pa.types.is_timestamp, "LongWrapper"),
     )
     return next((name for check, name in checks if check(kind)), None)
 
@@ -180,11 +184,10 @@ def _arrow_wrapper(kind: pa.DataType) -> str | None:
 def _arrow_min_max(column: pa.ChunkedArray) -> tuple[Any, Any]:
     if column.null_count == len(column):
         return None, None
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.int64())  # the raw long in the column's unit
     result = pc.min_max(column).as_py()
-    low, high = result["min"], result["max"]
-    if isinstance(low, dt.datetime) and low.tzinfo is None:
-        low, high = low.replace(tzinfo=dt.UTC), high.replace(tzinfo=dt.UTC)
-    return low, high
+    return result["min"], result["max"]
 
 
 def deleted_file_column_stats(
@@ -192,6 +195,6 @@ def deleted_file_column_stats(
 ) -> list[MetadataRecord]:
     """Tombstones of a deleted (cleaned or replaced) file, one per indexed column."""
     return [
-        column_stats_record(partition, ColumnStats(file_name, c, None, None, 0, 0, 0, 0, True))
+        column_stats_record(partition, ColumnStats(file_name, c, None, None, -1, -1, -1, -1, True))
         for c in columns
     ]

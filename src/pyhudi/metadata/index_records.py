@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pyhudi.codec.bloom import FOOTER_BLOOM_KEY, FOOTER_TYPE_CODE_KEY, LEGACY_FOOTER_BLOOM_KEY
+from pyhudi.codec.log.delete_content import DeleteRecord, OrderingWrapper
 from pyhudi.codec.metadata_keys import bloom_filter_key, file_group_index
 from pyhudi.codec.metadata_records import (
     BloomFilterEntry,
@@ -83,6 +84,12 @@ def record_index_records(
     `instant_time` (inserts; an update that stays in its file group needs none)."""
     location = RecordLocation(partition, file_id, instant_epoch_ms(instant_time, utc=utc))
     return [MetadataRecord(key, MetadataRecordType.RECORD_INDEX, location=location) for key in keys]
+
+
+def record_index_delete_records(keys: Iterable[str]) -> list[DeleteRecord]:
+    """The DELETE-block entries removing `keys` from the record index (Hudi writes each as
+    (key, `record_index`, ordering value 0 as an `IntWrapper`))."""
+    return [DeleteRecord(key, RECORD_INDEX_PARTITION, 0, OrderingWrapper.INT) for key in keys]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ equal to what Hudi stored, byte-exact encoding of the v8 column stats HFiles, ro
 from __future__ import annotations
 
 import datetime as dt
+import random
+import uuid
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -16,11 +18,13 @@ from tests.helpers.fixtures import unzip_table
 
 from pyhudi.codec.bloom import deserialize_bloom_filter, new_bloom_filter
 from pyhudi.codec.hfile import HFileReader
+from pyhudi.codec.log.delete_content import decode_delete_records, encode_delete_records
 from pyhudi.codec.log.reader import read_log_file
 from pyhudi.codec.metadata_hfile import write_metadata_hfile
 from pyhudi.codec.metadata_keys import (
     column_stats_key,
     file_group_index,
+    file_group_indexes,
     java_string_hash,
     partition_index_id,
     xxh64,
@@ -38,6 +42,7 @@ from pyhudi.metadata.index_records import (
     deleted_bloom_filter_record,
     footer_bloom_filter_record,
     instant_epoch_ms,
+    record_index_delete_records,
     record_index_file_group_count,
     record_index_file_group_id,
     record_index_records,
@@ -64,6 +69,28 @@ def test_xxh64_and_java_hash_match_reference_values() -> None:
     assert file_group_index("polygenelubricants", 10) == 8  # abs(MIN_VALUE % 10)
     assert java_string_hash("\U0001f600") == 0xD83D * 31 + 0xDE00  # UTF-16 surrogates
     assert partition_index_id("") == partition_index_id(".")
+
+
+@pytest.mark.parametrize("count", [1, 3, 10, 97])
+def test_vectorised_file_group_indexes_equal_the_per_key_hash(count: int) -> None:
+    rng = random.Random(count)
+    keys = [
+        "",
+        "a",
+        "polygenelubricants",
+        *(str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(500)),
+    ]
+    keys += [
+        "".join(rng.choice("abcXYZ019-_:") for _ in range(rng.randint(1, 70))) for _ in range(500)
+    ]
+    expected = [file_group_index(k, count) for k in keys]
+    assert file_group_indexes(pa.array(keys), count).to_pylist() == expected
+    chunked = pa.chunked_array([keys[:300], keys[300:]]).slice(7)
+    assert file_group_indexes(chunked, count).to_pylist() == expected[7:]
+    odd = ["é", "\U0001f600x", "plain"]  # non-ASCII batches take the per-key path
+    assert file_group_indexes(pa.array(odd), count).to_pylist() == [
+        file_group_index(k, count) for k in odd
+    ]
 
 
 def _file_groups(ctx: TableContext, partition: str) -> list[dict]:
@@ -186,8 +213,12 @@ def test_column_stats_of_every_wrapper_round_trip_in_the_v6_schema(tmp_path: Pat
     for record in records + logs:
         assert decoded[record.key].column_stats == record.column_stats, record.key
     log_ts = {r.column_stats.column_name: r.column_stats for r in logs}["ts"]
-    assert log_ts.min_value == dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=dt.UTC)
-    assert (log_ts.total_size_bytes, log_ts.value_count) == (0, 3)
+    assert (log_ts.min_value, log_ts.max_value, log_ts.value_wrapper) == (
+        1,
+        2_000_000,
+        "LongWrapper",
+    )
+    assert (log_ts.total_size_bytes, log_ts.value_count, log_ts.null_count) == (0, 3, 1)
 
 
 def test_deleted_file_tombstones_win_over_older_stats(tmp_path: Path) -> None:
@@ -197,6 +228,7 @@ def test_deleted_file_tombstones_win_over_older_stats(tmp_path: Path) -> None:
     assert [r.key for r in gone] == [r.key for r in live]
     merged = merge_records(live[0], iter_hfile_records(write_metadata_hfile(gone)).__next__())
     assert merged.column_stats is not None and merged.column_stats.is_deleted
+    assert (merged.column_stats.value_count, merged.column_stats.min_value) == (-1, None)
 
 
 def test_bloom_filter_records_use_the_footer_filter_and_hudi_keys(v8: Path, tmp_path: Path) -> None:
@@ -246,6 +278,19 @@ def test_record_index_records_equal_what_hudi_stored(v8: Path) -> None:
     assert write_metadata_hfile(built)  # encodes
     raw = record_index_records("p", "not-a-uuid", first, ["k"])[0]
     assert next(iter_hfile_records(write_metadata_hfile([raw]))).location == raw.location
+
+
+def test_record_index_delete_entries_are_what_hudi_wrote(v8: Path) -> None:
+    folder = v8 / ".hoodie" / "metadata" / "record_index"
+    compared = 0
+    for path in sorted(folder.glob(".*.log.*")):
+        for block in read_log_file(path):
+            if block.block_type is LogBlockType.DELETE_BLOCK:
+                theirs = decode_delete_records(block.content)
+                mine = record_index_delete_records([d.record_key for d in theirs])
+                assert encode_delete_records(mine) == bytes(block.content), path.name
+                compared += len(mine)
+    assert compared == 2
 
 
 def test_record_index_file_group_count_follows_hudi_estimate() -> None:
