@@ -256,9 +256,17 @@ def write_metadata_hfile(
     keys = [r.key for r in ordered]
     if len(set(keys)) != len(keys):
         raise ValueError("metadata records must have unique keys within one HFile")
-    items = [
-        (r.key.encode("utf-8"), encode_value(r, schema, file_name=base_file_name)) for r in ordered
-    ]
+    encoded: dict[RecordLocation, bytes] = {}  # record index values repeat per file group
+
+    def value(record: MetadataRecord) -> bytes:
+        location = record.location
+        if location is None or record.type is not MetadataRecordType.RECORD_INDEX:
+            return encode_value(record, schema, file_name=base_file_name)
+        if location not in encoded:
+            encoded[location] = encode_value(record, schema, file_name=base_file_name)
+        return encoded[location]
+
+    items = [(r.key.encode("utf-8"), value(r)) for r in ordered]
     info: dict[bytes | str, bytes] = {"schema": schema.encode("utf-8")}
     metas: dict[bytes | str, bytes] = {}
     if base_file:

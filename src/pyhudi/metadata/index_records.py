@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from pyhudi.codec.bloom import FOOTER_BLOOM_KEY, FOOTER_TYPE_CODE_KEY, LEGACY_FOOTER_BLOOM_KEY
 from pyhudi.codec.log.delete_content import DeleteRecord, OrderingWrapper
 from pyhudi.codec.metadata_keys import bloom_filter_key, file_group_index
@@ -78,10 +80,18 @@ def instant_epoch_ms(instant_time: str, *, utc: bool = True) -> int:
 
 
 def record_index_records(
-    partition: str, file_id: str, instant_time: str, keys: Iterable[str], *, utc: bool = True
+    partition: str,
+    file_id: str,
+    instant_time: str,
+    keys: Iterable[str] | pa.Array | pa.ChunkedArray,
+    *,
+    utc: bool = True,
 ) -> list[MetadataRecord]:
     """`record_index` records of keys written into file group `file_id` of `partition` at
-    `instant_time` (inserts; an update that stays in its file group needs none)."""
+    `instant_time` (inserts; an update that stays in its file group needs none). `utc`: the
+    table's `hoodie.table.timeline.timezone` is UTC (else instants are local times)."""
+    if isinstance(keys, pa.Array | pa.ChunkedArray):
+        keys = keys.to_pylist()
     location = RecordLocation(partition, file_id, instant_epoch_ms(instant_time, utc=utc))
     return [MetadataRecord(key, MetadataRecordType.RECORD_INDEX, location=location) for key in keys]
 

@@ -276,6 +276,10 @@ def test_record_index_records_equal_what_hudi_stored(v8: Path) -> None:
     built = record_index_records(location.partition_path, location.file_id, first, inserted[:1])
     assert built == [stored[inserted[0]]]
     assert write_metadata_hfile(built)  # encodes
+    assert record_index_records("p", location.file_id, first, pa.array(["a", "b"])) == [
+        *record_index_records("p", location.file_id, first, ["a"]),
+        *record_index_records("p", location.file_id, first, ["b"]),
+    ]
     raw = record_index_records("p", "not-a-uuid", first, ["k"])[0]
     assert next(iter_hfile_records(write_metadata_hfile([raw]))).location == raw.location
 
