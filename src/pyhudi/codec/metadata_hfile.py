@@ -271,8 +271,7 @@ def write_metadata_hfile(
     metas: dict[bytes | str, bytes] = {}
     if base_file:
         bloom = new_bloom_filter()
-        for key in keys:
-            bloom.add(key)
+        bloom.add_keys(keys)  # in key order, one vectorised pass
         metas["bloomFilter"] = bloom.serialize().encode("utf-8")
         info["bloomFilterTypeCode"] = bloom.type_code.value.encode("utf-8")
         info["minRecordKey"] = (keys[0] if keys else "").encode("utf-8")
