@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -10,6 +10,7 @@ import pyarrow as pa
 from pyhudi.codec.schema import with_meta_fields as add_meta
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.config.clean import CleanConfig
+from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
@@ -206,6 +207,13 @@ class HudiTable:
 
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
         return self._ctx.view().latest_merged_file_slices(as_of)
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Record key -> (partition path, file id) of the keys in the table (absent ones left out),
+        read from the metadata table's record index by seeking each key's file group; a table
+        without a record index is a `ConfigError`."""
+        groups = RecordIndexFileGroups.open(self._ctx, "HudiTable.lookup")
+        return {key: (loc.partition_path, loc.file_id) for key, loc in groups.lookup(keys).items()}
 
     def schema(self, *, with_meta_fields: bool = False) -> pa.Schema | None:
 

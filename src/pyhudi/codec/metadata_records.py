@@ -31,7 +31,7 @@ import io
 import json
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import IntEnum
 from functools import lru_cache
@@ -84,6 +84,8 @@ class ColumnStats:
     total_size_bytes: int
     total_uncompressed_size_bytes: int
     is_deleted: bool
+    #: The Avro wrapper min/max were stored in (`LongWrapper`, ...; None: inferred when written).
+    value_wrapper: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -257,7 +259,14 @@ def _column_stats(raw: Mapping[str, Any]) -> ColumnStats:
         total_size_bytes=int(raw.get("totalSize") or 0),
         total_uncompressed_size_bytes=int(raw.get("totalUncompressedSize") or 0),
         is_deleted=bool(raw.get("isDeleted")),
+        value_wrapper=_wrapper_name(raw.get("minValue")) or _wrapper_name(raw.get("maxValue")),
     )
+
+
+def _wrapper_name(wrapped: Any) -> str | None:
+    if isinstance(wrapped, tuple) and isinstance(wrapped[0], str):
+        return wrapped[0].rsplit(".", 1)[-1]
+    return None
 
 
 def _bloom(raw: Mapping[str, Any]) -> BloomFilterEntry:

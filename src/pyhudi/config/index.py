@@ -7,7 +7,7 @@ from pyhudi.config.options import boolean, choice, integer, number, string
 INDEX_TYPE = choice(
     "hoodie.index.type",
     "SIMPLE",
-    ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET"),
+    ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET", "RECORD_INDEX"),
     "How incoming keys find their file groups.",
 )
 BLOOM_NUM_ENTRIES = integer("hoodie.index.bloom.num_entries", 60000, "Keys per bloom filter row.")
@@ -35,6 +35,11 @@ GLOBAL_INDEX_UPDATE_PARTITION_PATH = boolean(
     True,
     "Global index: a key arriving in a new partition moves there (delete old + insert new).",
     "hoodie.bloom.index.update.partition.path",
+)
+RECORD_INDEX_UPDATE_PARTITION_PATH = boolean(
+    "hoodie.record.index.update.partition.path",
+    False,
+    "RECORD_INDEX: a key arriving in a new partition moves there (delete old + insert new).",
 )
 BUCKET_NUM = integer(
     "hoodie.bucket.index.num.buckets", 256, "Buckets per partition of the bucket index."

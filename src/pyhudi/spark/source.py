@@ -20,8 +20,12 @@ from pyspark.sql.datasource import (
     DataSourceReader,
     EqualTo,
     Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
     In,
     InputPartition,
+    LessThan,
+    LessThanOrEqual,
 )
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType
@@ -127,7 +131,8 @@ class HudiDataSourceReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         ctx = TableContext.open(self.path)
         partition_fields = set(ctx.config.partition_fields)
-        usable = [f for f in self.filters if f[0] in partition_fields]
+        # partition columns prune by equality; data columns feed column-stats data skipping
+        usable = [f for f in self.filters if f[0] not in partition_fields or f[1] in ("=", "in")]
         plan = plan_read(ctx, self.options, usable)
         tasks = slice_tasks(ctx, plan)
         if not tasks:
@@ -142,13 +147,27 @@ class HudiDataSourceReader(DataSourceReader):
 
 class PruningHudiDataSourceReader(HudiDataSourceReader):
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        """Equality and IN filters on partition columns prune partitions; Spark still applies all."""
+        """Equality and IN filters on partition columns prune partitions; those and range filters
+        on data columns skip file slices by column stats (`hoodie.enable.data.skipping`, as
+        `pyhudi.read(filters=...)`). Spark still applies every filter to the rows."""
         for item in filters:
-            if isinstance(item, EqualTo) and len(item.attribute) == 1:
-                self.filters.append((item.attribute[0], "=", item.value))
-            elif isinstance(item, In) and len(item.attribute) == 1:
-                self.filters.append((item.attribute[0], "in", list(item.value)))
+            attribute: tuple[str, ...] = tuple(getattr(item, "attribute", ()))
+            op = _PUSHED_OPS.get(type(item))
+            if op is not None and len(attribute) == 1:
+                value = list(item.value) if op == "in" else item.value  # type: ignore[attr-defined]
+                if value is not None:
+                    self.filters.append((attribute[0], op, value))
             yield item
+
+
+_PUSHED_OPS: dict[type, str] = {
+    EqualTo: "=",
+    In: "in",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
 
 
 def _without_metadata(schema: StructType) -> StructType:

@@ -85,7 +85,7 @@ class WriteConfig:
 
     @property
     def is_global_index(self) -> bool:
-        return self.index_type in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM")
+        return self.index_type in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX")
 
     def table_properties(self) -> dict[str, str]:
         """`hoodie.properties` entries for a table this write creates (§1.2, §9)."""

@@ -19,7 +19,8 @@ from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
 from pyhudi.index.bucket import route_by_bucket
-from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION, tag_locations
+from pyhudi.index.locate import tag_locations
+from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
@@ -205,7 +206,10 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
     if not job.cfg.is_global_index:
         return tagged
     moved = F.col(LOC_FID).isNotNull() & (F.col(LOC_PARTITION) != F.col(PARTITION_PATH))
-    if not index_keys.GLOBAL_INDEX_UPDATE_PARTITION_PATH.get(job.cfg.options):
+    moves = index_keys.GLOBAL_INDEX_UPDATE_PARTITION_PATH
+    if job.cfg.index_type == "RECORD_INDEX":
+        moves = index_keys.RECORD_INDEX_UPDATE_PARTITION_PATH
+    if not moves.get(job.cfg.options):
         return tagged.withColumn(
             PARTITION_PATH, F.when(moved, F.col(LOC_PARTITION)).otherwise(F.col(PARTITION_PATH))
         )
