@@ -23,7 +23,7 @@ Merging is `MetadataTable`'s: base records, then the valid log blocks in order (
 newer over older, file tombstones drop a listed file or stay when the older side lacks it), keys
 of DELETE blocks removed. A re-execution of an inflight compaction overwrites its own base files.
 Every base file is merged and encoded in memory before the plan is written: a compaction holding
-records pyhudi cannot encode yet (column stats) is not scheduled, with a warning naming why.
+records pyhudi cannot encode is not scheduled, with a warning naming why.
 """
 
 from __future__ import annotations

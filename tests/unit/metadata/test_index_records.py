@@ -97,7 +97,7 @@ def _file_groups(ctx: TableContext, partition: str) -> list[dict]:
     mdt = MetadataTable.open(ctx)
     instants = valid_instants(ctx.active, mdt.table.active, None)
     slices = sorted(mdt.merge_slices(partition), key=lambda s: s.file_id)
-    return [mdt._merge_file_group(s, instants) for s in slices]
+    return [mdt.merge_file_group(s, instants) for s in slices]
 
 
 @pytest.mark.parametrize("partition", ["record_index", "column_stats"])
