@@ -20,17 +20,18 @@ from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
 
 ENABLE = {"hoodie.metadata.enable": "true"}
-COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path", "uuid", "city", "ts", "fare"]
+META_COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path"]
+COLUMNS = [*META_COLUMNS, "uuid", "city", "ts", "fare"]
 
 
-def _rs_with_metadata(path: str) -> list[dict]:
+def _rs_with_metadata(path: str, columns: list[str]) -> list[dict]:
     import hudi
 
     table = hudi.HudiTableBuilder.from_base_uri(path).with_hudi_option(
         "hoodie.metadata.enable", "true"
     )
     batches = table.build().read(hudi.HudiReadOptions())
-    return rows(pyarrow_table(batches), columns=COLUMNS)
+    return rows(pyarrow_table(batches), columns=columns)
 
 
 def pyarrow_table(batches):  # type: ignore[no-untyped-def]
@@ -39,8 +40,9 @@ def pyarrow_table(batches):  # type: ignore[no-untyped-def]
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
-def _check(spark, path: str, count: int) -> None:  # type: ignore[no-untyped-def]
-    """Metadata table validates; every reader, listing either way, returns the same rows."""
+def _check(spark, path: str, count: int, rs_columns: list[str] = COLUMNS) -> None:  # type: ignore[no-untyped-def]
+    """Metadata table validates; every reader, listing either way, returns the same rows (hudi-rs:
+    `rs_columns`; it reads the skeleton files of a METADATA_ONLY bootstrap without their source)."""
     ctx = TableContext.open(path)
     assert ctx.config.metadata_partitions == ("files",)
     assert validate(path).differences == ()
@@ -48,8 +50,9 @@ def _check(spark, path: str, count: int) -> None:  # type: ignore[no-untyped-def
     listed = rows(pyhudi.read(spark, path).toArrow(), columns=COLUMNS)
     plain = pyhudi.read(spark, path, {"hoodie.metadata.enable": "false"}).toArrow()
     assert listed == rows(plain, columns=COLUMNS) and len(listed) == count
-    assert rows(hudi_rs_table(path), columns=COLUMNS) == listed
-    assert _rs_with_metadata(path) == listed
+    expected = [{c: r[c] for c in rs_columns} for r in listed]
+    assert rows(hudi_rs_table(path), columns=rs_columns) == expected
+    assert _rs_with_metadata(path, rs_columns) == expected
 
 
 def _mdt_deltacommits(path: str) -> list[str]:
@@ -149,3 +152,24 @@ def test_enabling_on_an_existing_table_initialises_from_its_listing(spark, tmp_p
     ctx = TableContext.open(path)
     assert not has_metadata_table(ctx) and ctx.config.metadata_partitions == ()
     assert not ctx.config.get(keys.METADATA_PARTITIONS_INFLIGHT.key)
+
+
+def test_metadata_only_bootstrap_then_upsert_keep_the_files_partition_exact(spark, tmp_path):
+    source = str(tmp_path / "source")
+    frame = df_of(spark, trips(0, 12))
+    frame.write.partitionBy("city").parquet(source)
+    path = str(tmp_path / "t")
+    options = {
+        **trips_options(),
+        **ENABLE,
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.bootstrap.mode.selector": (
+            "org.apache.hudi.client.bootstrap.selector.MetadataOnlyBootstrapModeSelector"
+        ),
+    }
+    table, result = pyhudi.HudiTable.bootstrap(source, path, options, spark=spark)
+    assert table is not None and result.skeleton_files > 0
+    assert _mdt_deltacommits(path) == ["00000000000000010", "00000000000001"]
+    _check(spark, path, 12, META_COLUMNS)
+    _write(spark, path, trips(6, 12, ts=2), options, "upsert")
+    _check(spark, path, 18, META_COLUMNS)
