@@ -102,7 +102,7 @@ def test_the_readme_python_and_cli_blocks_run_in_order(spark, tmp_path):
             _run_bash(code, tmp_path, block.line)
         print(f"README line {block.line}: {time.monotonic() - started:.1f} s")
         ran.append(block.language)
-    assert (ran.count("python"), ran.count("bash")) == (11, 4)
+    assert (ran.count("python"), ran.count("bash")) == (12, 4)
     data = tmp_path / "data"
     # what the blocks left behind: the Quickstart table, the bootstraps, the stream, the services
     assert pyhudi.read(spark, str(data / "trips")).count() == 3
