@@ -26,6 +26,7 @@ from pyhudi.metadata.writer import (
     commit_to_metadata_table,
     discard_metadata_commit,
     maintains_metadata_table,
+    metadata_enable_setting,
     prepare_metadata_table,
     remove_orphan_deltacommits,
 )
@@ -185,7 +186,10 @@ class WriteTransaction:
 
     def _commit_metadata_table(self, metadata: CommitMetadata) -> None:
         """The metadata table's deltacommit at this instant, right before the data instant
-        completes (under the table lock, after the conflict check), as Hudi orders them."""
+        completes (under the table lock, after the conflict check), as Hudi orders them. The
+        properties are re-read: another writer may have created or dropped it since we began."""
+        if metadata_enable_setting(self.options) is not False:
+            self.ctx.reload()
         if not maintains_metadata_table(self.ctx, self.options):
             return
         commit_to_metadata_table(self.ctx, self.instant_time, commit_files_records(metadata))
