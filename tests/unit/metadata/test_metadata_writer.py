@@ -13,7 +13,7 @@ import pytest
 
 from pyhudi.codec.file_names import base_file_name
 from pyhudi.config import table as keys
-from pyhudi.metadata import MetadataTable, metadata_table_path, validate
+from pyhudi.metadata import MetadataTable, has_metadata_table, metadata_table_path, validate
 from pyhudi.metadata.deltacommit import FILES_FILE_GROUP
 from pyhudi.metadata.files_records import commit_files_records
 from pyhudi.metadata.writer import (
@@ -21,6 +21,8 @@ from pyhudi.metadata.writer import (
     discard_metadata_commit,
     drop_unmaintained_partitions,
     initialise_metadata_table,
+    maintains_metadata_table,
+    prepare_metadata_table,
     remove_orphan_deltacommits,
 )
 from pyhudi.model.commit import CommitMetadata, WriteStat
@@ -156,3 +158,25 @@ def test_partitions_pyhudi_cannot_maintain_are_disabled_with_a_warning(table, ca
     assert not Path(metadata_table_path(table), "column_stats").exists()
     _commit(table, T1)
     assert validate(table.base_path).differences == ()
+
+
+def test_the_enable_key_decides_keep_create_or_delete(table):
+    initialise_metadata_table(table)
+    prepare_metadata_table(table, {})  # unset on a table that has one: kept
+    assert has_metadata_table(table) and maintains_metadata_table(table, {})
+    assert maintains_metadata_table(table, {"hoodie.metadata.enable": "true"})
+    prepare_metadata_table(table, {"hoodie.metadata.enable": "false"})  # explicit false: deleted
+    assert not has_metadata_table(table) and table.config.metadata_partitions == ()
+    assert not maintains_metadata_table(table, {})
+    assert maintains_metadata_table(table, {"hoodie.metadata.enable": "true"})
+
+
+def test_a_metadata_folder_without_a_built_files_partition_is_rebuilt_or_dropped(table):
+    Path(metadata_table_path(table), "files").mkdir(parents=True)  # e.g. an init that crashed
+    table.update_properties({keys.METADATA_PARTITIONS_INFLIGHT.key: "files"})
+    _commit(table, T1)  # enabled: rebuilt from the listing, then T1's deltacommit
+    assert validate(table.base_path).differences == ()
+    Path(metadata_table_path(table), ".hoodie", "hoodie.properties").unlink()
+    table.update_properties({keys.METADATA_PARTITIONS.key: ""})
+    prepare_metadata_table(table, {})  # unset, `files` not built: dropped, never left stale
+    assert not has_metadata_table(table)
