@@ -87,10 +87,12 @@ def discard_deltacommit(mdt: TableContext, instant_time: str) -> bool:
     file first (so a crash midway leaves a pending instant readers ignore), its log files, its
     pending files and markers. True when there was something to remove."""
     mdt.active.reload()
-    found = [i for i in mdt.active.timeline if i.time == instant_time]
-    logs = _logs_written_by(mdt, instant_time)
-    if not found and not logs:
+    found = [
+        i for i in mdt.active.timeline if i.time == instant_time and i.action is Action.DELTA_COMMIT
+    ]
+    if not found:  # its log file is written after its requested file and deleted before it
         return False
+    logs = _logs_written_by(mdt, instant_time)
     for instant in found:
         mdt.storage.delete(mdt.active.instant_path(instant.with_state(State.COMPLETED)))
     for path in logs:
