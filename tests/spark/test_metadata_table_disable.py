@@ -1,5 +1,6 @@
-"""A pyhudi write into a table that has a metadata table (as Hudi 0.14+ writes by default) drops
-it with one WARNING naming every metadata partition, and the data stays readable by hudi-rs."""
+"""A pyhudi write with `hoodie.metadata.enable=false` into a table that has a metadata table (as
+Hudi 0.14+ writes by default) drops it with one WARNING naming every metadata partition, and the
+data stays readable by hudi-rs."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ def test_upsert_into_a_table_with_a_metadata_table_warns_with_its_partitions(
         pyhudi.write(
             df_of(spark, trips(3, 6, ts=2)),
             path,
-            {**options, "hoodie.datasource.write.operation": "upsert"},
+            {
+                **options,
+                "hoodie.datasource.write.operation": "upsert",
+                "hoodie.metadata.enable": "false",
+            },
         )
 
     warnings = [r.getMessage() for r in caplog.records if "metadata table" in r.getMessage()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pyhudi.config import metadata as _metadata
 from pyhudi.config import table as _table
 from pyhudi.config.options import boolean, choice, integer, number, string, string_list
 
@@ -13,6 +14,7 @@ URL_ENCODE_PARTITIONING = _table.URL_ENCODE_PARTITIONING
 POPULATE_META_FIELDS = _table.POPULATE_META_FIELDS
 DROP_PARTITION_COLUMNS = _table.DROP_PARTITION_COLUMNS
 TIMELINE_TIMEZONE = _table.TIMELINE_TIMEZONE
+METADATA_ENABLE = _metadata.METADATA_ENABLE
 #: Time zone of the instants of tables pyhudi creates, unless the option is given (Hudi: LOCAL).
 NEW_TABLE_TIMEZONE = "UTC"
 
@@ -131,11 +133,6 @@ RECONCILE_SCHEMA = boolean(
     "hoodie.datasource.write.reconcile.schema",
     False,
     "Fill fields missing from a batch with nulls.",
-)
-METADATA_ENABLE = boolean(
-    "hoodie.metadata.enable",
-    False,
-    "pyhudi writes no metadata table; an existing one is disabled on write.",
 )
 COMMIT_METADATA_KEYPREFIX = string(
     "hoodie.datasource.write.commitmeta.key.prefix",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from pyhudi.config import metadata as metadata_keys
 from pyhudi.config import read as read_keys
-from pyhudi.config import write as write_keys
 from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata.reader import FILES_PARTITION, MetadataTable, has_metadata_table
 from pyhudi.model.file import join_partition
@@ -55,8 +55,8 @@ def reads_use_metadata(ctx: TableContext, options: Mapping[str, str] | None) -> 
     """Whether a read of `ctx` with `options` lists its files from the metadata table."""
     opts = options or {}
     enabled = (
-        write_keys.METADATA_ENABLE.get(opts)
-        if write_keys.METADATA_ENABLE.is_set(opts)
+        metadata_keys.METADATA_ENABLE.get(opts)
+        if metadata_keys.METADATA_ENABLE.is_set(opts)
         else read_keys.METADATA_ENABLE_FOR_READERS_DEFAULT
     )
     return enabled and FILES_PARTITION in ctx.config.metadata_partitions and has_metadata_table(ctx)

@@ -20,7 +20,8 @@ Without `PYHUDI_FAULT_POINT` set, a fault point costs one environment lookup.
 Names (see FAULT_POINTS.md): `write.after_requested`, `write.after_inflight`,
 `write.during_data_files`, `write.after_data_files`, `write.after_commit`, and for
 X in `compaction`, `clustering`, `clean`: `X.after_requested`, `X.after_inflight`,
-`X.after_data_files`, `X.after_commit`.
+`X.after_data_files`, `X.after_commit`; with a metadata table, `write.after_metadata_commit` and
+`X.after_metadata_commit` (its deltacommit completed, the data instant not yet).
 The metadata table's compaction: `metadata_compaction.after_requested`, `.after_inflight`,
 `.after_base_files`, `.after_commit`.
 """

@@ -18,11 +18,18 @@ from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.codec.file_names import parse_base_file, parse_marker
 from pyhudi.config import concurrency
-from pyhudi.config import table as tkeys
 from pyhudi.config.concurrency import FailedWritesPolicy
 from pyhudi.config.index import INDEX_TYPE
 from pyhudi.exceptions import CommitConflictError, WriteConflictError
-from pyhudi.metadata import metadata_partition_names, metadata_table_path
+from pyhudi.metadata.files_records import commit_files_records
+from pyhudi.metadata.writer import (
+    commit_to_metadata_table,
+    discard_metadata_commit,
+    maintains_metadata_table,
+    metadata_enable_setting,
+    prepare_metadata_table,
+    remove_orphan_deltacommits,
+)
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import IOType, WriteOperationType
 from pyhudi.model.instant import Action, Instant, InstantTime, State
@@ -88,7 +95,7 @@ class WriteTransaction:
         The heartbeat exists before the requested file and the check runs after it, so of two
         writers starting together at least one sees the other as live (single-writer mode).
         """
-        disable_metadata_table(self.ctx)
+        prepare_metadata_table(self.ctx, self.options)
         self.ctx.active.reload()
         self.completed_at_start = frozenset(self.ctx.active.timeline.commits().times())
         requested = self._create_requested(instant_time)
@@ -96,6 +103,7 @@ class WriteTransaction:
         try:
             fault_point(f"{self.fault_prefix}.after_requested")
             self._handle_other_writers(requested.time)
+            self._remove_orphan_metadata_commits()
             inflight_content = (
                 b""
                 if self.operation is WriteOperationType.BULK_INSERT
@@ -162,11 +170,30 @@ class WriteTransaction:
                 self.pre_commit()
             if self.check_conflicts and is_multi_writer(self.options):
                 self._check_conflicts(metadata)
+            self._commit_metadata_table(metadata)
             completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
         fault_point(f"{self.fault_prefix}.after_commit")
         self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
         self.stop_heartbeat()
         return completed
+
+    def _remove_orphan_metadata_commits(self) -> None:
+        """Metadata-table deltacommits of data writes rolled back just now (crashed between the
+        two commits) go before anything else can read them as valid."""
+        if maintains_metadata_table(self.ctx, self.options):
+            with table_transaction(self.ctx, self.options):
+                remove_orphan_deltacommits(self.ctx)
+
+    def _commit_metadata_table(self, metadata: CommitMetadata) -> None:
+        """The metadata table's deltacommit at this instant, right before the data instant
+        completes (under the table lock, after the conflict check), as Hudi orders them. The
+        properties are re-read: another writer may have created or dropped it since we began."""
+        if metadata_enable_setting(self.options) is not False:
+            self.ctx.reload()
+        if not maintains_metadata_table(self.ctx, self.options):
+            return
+        commit_to_metadata_table(self.ctx, self.instant_time, commit_files_records(metadata))
+        fault_point(f"{self.fault_prefix}.after_metadata_commit")
 
     def _check_conflicts(self, metadata: CommitMetadata) -> None:
         assert self.instant is not None
@@ -213,6 +240,7 @@ class WriteTransaction:
             for path in late:
                 self.ctx.storage.delete(path)
             remove_partitions_left_empty(self.ctx, self.instant.time, [*marked, *late])
+            discard_metadata_commit(self.ctx, self.instant.time)
             self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
             self.stop_heartbeat()
         except Exception:  # leave it to the next writer's rollback
@@ -290,25 +318,3 @@ def undo_if_aborted(ctx: TableContext, instant: Instant, written: list[str]) -> 
         ctx.storage.delete_dir(marker_folder)
     remove_partitions_left_empty(ctx, instant.time, written)
     return True
-
-
-def disable_metadata_table(ctx: TableContext) -> None:
-    """pyhudi writes no metadata table yet: drop an existing one so no reader trusts a stale index
-    (§1.8), with a WARNING that names every metadata partition it disables (never silently)."""
-    path = metadata_table_path(ctx)
-    if not ctx.config.metadata_partitions and not ctx.storage.exists(path):
-        return
-    partitions = metadata_partition_names(ctx)
-    log.warning(
-        "disabling the metadata table of %s: pyhudi does not maintain it yet, so it deletes %s "
-        "and clears %s; metadata partitions disabled: %s (Hudi rebuilds them when it next "
-        "writes with hoodie.metadata.enable=true)",
-        ctx.base_path,
-        path,
-        tkeys.METADATA_PARTITIONS.key,
-        ", ".join(partitions) or "(none listed)",
-    )
-    ctx.storage.delete_dir(path)
-    ctx.update_properties(
-        {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
-    )

@@ -32,6 +32,7 @@ from pyhudi.codec.avro_schemas import decode_container, encode_container
 from pyhudi.codec.service_plans import clean_plan_from_avro, clean_plan_to_avro
 from pyhudi.config.clean import CleanConfig, CleaningPolicy, FailedWritesPolicy
 from pyhudi.exceptions import CommitConflictError
+from pyhudi.metadata.writer import commit_clean_to_metadata_table
 from pyhudi.model.file import join_partition
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.model.plans import CleanPlan
@@ -111,6 +112,8 @@ def execute_clean(ctx: TableContext, instant: Instant) -> CleanResult:
     fault_point("clean.after_data_files")
     elapsed_ms = int((time.monotonic() - started) * 1000)
     metadata = clean_metadata_record(inflight.time, elapsed_ms, plan, outcome, deleted_partitions)
+    if commit_clean_to_metadata_table(ctx, inflight.time, metadata):
+        fault_point("clean.after_metadata_commit")
     try:
         ctx.active.complete(inflight, encode_container("HoodieCleanMetadata", metadata))
     except CommitConflictError:  # another process ran the same clean and completed it first

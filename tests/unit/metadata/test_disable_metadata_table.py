@@ -1,5 +1,5 @@
 """A pyhudi write into a table with a metadata table drops it, never silently: one WARNING names
-every metadata partition it disables (issue 13; pyhudi does not maintain the metadata table yet)."""
+every metadata partition it disables (issue 13: `hoodie.metadata.enable=false`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import shutil
 
 from pyhudi.config import table as keys
 from pyhudi.metadata import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.writer import disable_metadata_table
 from pyhudi.table.context import TableContext
-from pyhudi.writer.transaction import disable_metadata_table
 
 
 def _table_with_metadata(hudi_tables, tmp_path) -> TableContext:
@@ -39,7 +39,7 @@ def test_disabling_warns_with_every_metadata_partition_and_clears_the_properties
         "files",
         "record_index",
     ]
-    with caplog.at_level(logging.WARNING, logger="pyhudi.writer.transaction"):
+    with caplog.at_level(logging.WARNING, logger="pyhudi.metadata.writer"):
         disable_metadata_table(ctx)
     (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     message = warning.getMessage()

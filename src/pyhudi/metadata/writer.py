@@ -1,0 +1,232 @@
+"""Keeping a data table's metadata table (`files` partition) in step with its writes.
+
+Hudi 0.14's `HoodieBackedTableMetadataWriter` for table version 6, as pyhudi does it:
+
+* `hoodie.metadata.enable` (`config/metadata.py`): explicitly false deletes an existing metadata
+  table (WARNING naming its partitions; what Hudi does when a writer disables it); true creates
+  and maintains it; unset keeps and maintains a table that has one (pyhudi's default is false
+  this release, Hudi's is true).
+* Partitions pyhudi does not maintain yet (everything but `files`) are disabled with a WARNING
+  naming them: removed from `hoodie.table.metadata.partitions` and their folders deleted.
+* Initialisation (first enabled write, under the table lock): `...partitions.inflight=files`,
+  the metadata table's `hoodie.properties`, a base HFile listing the committed data files at
+  Hudi's init instant (`<latest completed data instant>010`, `00000000000000010` on an empty
+  table: `createIndexInitTimestamp`), then `hoodie.table.metadata.partitions=files`.
+* Every data instant (write, compaction, clustering, bootstrap, clean): a metadata-table
+  deltacommit at the data instant's time, completed right before the data instant completes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
+from pyhudi.codec.metadata_records import MetadataRecord
+from pyhudi.config import metadata as mkeys
+from pyhudi.config import table as tkeys
+from pyhudi.metadata.deltacommit import (
+    FILES_PARTITION,
+    discard_deltacommit,
+    write_base_deltacommit,
+    write_log_deltacommit,
+)
+from pyhudi.metadata.files_records import clean_files_records
+from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.validation import committed_data_files
+from pyhudi.model.enums import TableType
+from pyhudi.model.instant import Action
+from pyhudi.table.context import TableContext
+
+log = logging.getLogger(__name__)
+#: Hudi's `SOLO_COMMIT_TIMESTAMP` and the partition-initialisation suffix of `createIndexInitTimestamp`.
+SOLO_COMMIT_TIMESTAMP = "00000000000000"
+INIT_TIME_SUFFIX = "010"
+
+
+def metadata_enable_setting(options: Mapping[str, str]) -> bool | None:
+    """`hoodie.metadata.enable` as the write sets it, None when it does not."""
+    key = mkeys.METADATA_ENABLE
+    return key.get(options) if key.is_set(options) else None
+
+
+def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> bool:
+    """Whether a commit into `ctx` with `options` writes the metadata table."""
+    setting = metadata_enable_setting(options)
+    if setting is not None:
+        return setting
+    return FILES_PARTITION in ctx.config.metadata_partitions
+
+
+def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> None:
+    """At the start of a write: disable the metadata table (explicit false, or unset on a table
+    whose `files` partition is not built), else drop partitions pyhudi cannot maintain and the
+    deltacommits of data instants that are gone (rolled back)."""
+    setting = metadata_enable_setting(options)
+    built = FILES_PARTITION in ctx.config.metadata_partitions
+    if setting is False or (setting is None and not built):
+        disable_metadata_table(ctx)
+        return
+    if built and metadata_table_readable(ctx):
+        drop_unmaintained_partitions(ctx)
+
+
+def commit_to_metadata_table(
+    ctx: TableContext, instant_time: str, records: Sequence[MetadataRecord]
+) -> None:
+    """Write the `files` records of data instant `instant_time` as a metadata-table deltacommit,
+    initialising the metadata table first when the table has none."""
+    if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
+        initialise_metadata_table(ctx)
+    else:
+        drop_unmaintained_partitions(ctx)
+    write_log_deltacommit(_open(ctx), instant_time, records)
+
+
+def commit_clean_to_metadata_table(
+    ctx: TableContext, instant_time: str, clean_metadata: Mapping[str, Any]
+) -> bool:
+    """The metadata-table deltacommit of clean `instant_time` (decoded `HoodieCleanMetadata`),
+    when the table maintains a `files` partition. True when written."""
+    if FILES_PARTITION not in ctx.config.metadata_partitions or not has_metadata_table(ctx):
+        return False
+    commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata))
+    return True
+
+
+def discard_metadata_commit(ctx: TableContext, instant_time: str) -> None:
+    """Undo the metadata-table deltacommit of a data instant that failed (table as it was)."""
+    if metadata_table_readable(ctx):
+        discard_deltacommit(_open(ctx), instant_time)
+
+
+# ---- initialisation ----------------------------------------------------------------------------
+
+
+def init_instant_time(ctx: TableContext) -> str:
+    """Hudi's initialisation instant: the latest completed data instant (or `SOLO_COMMIT_TIMESTAMP`)
+    followed by `010`."""
+    latest = ctx.active.reload().timeline.completed().last
+    return (latest.time if latest else SOLO_COMMIT_TIMESTAMP) + INIT_TIME_SUFFIX
+
+
+def initialise_metadata_table(ctx: TableContext) -> str:
+    """Create the metadata table from the committed data files; returns its init instant."""
+    path = metadata_table_path(ctx)
+    if ctx.storage.exists(path):
+        log.warning("rebuilding the incomplete metadata table %s of %s", path, ctx.base_path)
+        ctx.storage.delete_dir(path)
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: FILES_PARTITION}
+    )
+    init_time = init_instant_time(ctx)
+    listed = committed_data_files(ctx.view(), None)
+    records = [partition_list_record(listed)]
+    records += [file_list_record(p, files) for p, files in sorted(listed.items()) if files]
+    mdt = TableContext.create(ctx.storage.uri(path), metadata_table_properties(ctx))
+    write_base_deltacommit(mdt, init_time, records)
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: FILES_PARTITION, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+    log.info("initialised the metadata table of %s at %s", ctx.base_path, init_time)
+    return init_time
+
+
+def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
+    """The metadata table's `hoodie.properties` (Hudi 0.14 `initializeMetaClient`, version 6)."""
+    return {
+        tkeys.NAME.key: ctx.config.name + mkeys.METADATA_TABLE_NAME_SUFFIX,
+        tkeys.TYPE.key: TableType.MERGE_ON_READ.value,
+        tkeys.VERSION.key: "6",
+        tkeys.TIMELINE_LAYOUT_VERSION.key: "1",
+        tkeys.BASE_FILE_FORMAT.key: "HFILE",
+        tkeys.RECORD_KEY_FIELDS.key: mkeys.METADATA_RECORD_KEY_FIELD,
+        tkeys.POPULATE_META_FIELDS.key: "false",
+        tkeys.PAYLOAD_CLASS.key: mkeys.METADATA_PAYLOAD_CLASS,
+        tkeys.KEY_GENERATOR_CLASS.key: mkeys.METADATA_KEY_GENERATOR_CLASS,
+        tkeys.ARCHIVELOG_FOLDER.key: str(tkeys.ARCHIVELOG_FOLDER.default),
+    }
+
+
+# ---- keeping it consistent ---------------------------------------------------------------------
+
+
+def drop_unmaintained_partitions(ctx: TableContext) -> None:
+    """Disable, with a WARNING naming them, the metadata partitions pyhudi cannot maintain yet."""
+    others = [p for p in metadata_partition_names(ctx) if p != FILES_PARTITION]
+    if not others:
+        return
+    log.warning(
+        "disabling metadata partitions of %s that pyhudi does not maintain yet: %s (removed from "
+        "%s and deleted; Hudi rebuilds them when it next writes with them enabled)",
+        ctx.base_path,
+        ", ".join(others),
+        tkeys.METADATA_PARTITIONS.key,
+    )
+    for name in others:
+        ctx.storage.delete_dir(f"{metadata_table_path(ctx)}/{name}")
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: FILES_PARTITION, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+
+
+def metadata_table_readable(ctx: TableContext) -> bool:
+    """The metadata table has its `hoodie.properties` (a folder without one is rebuilt)."""
+    return has_metadata_table(ctx) and TableContext.exists(
+        ctx.storage.uri(metadata_table_path(ctx))
+    )
+
+
+def remove_orphan_deltacommits(ctx: TableContext) -> list[str]:
+    """Discard metadata-table deltacommits of data instants no longer on the data timeline (rolled
+    back after a crash between the two commits), which readers would otherwise take for metadata-
+    table-only instants. The metadata timeline is read before the data timeline, so a concurrent
+    writer's deltacommit always finds its (pending) data instant."""
+    if not metadata_table_readable(ctx):
+        return []
+    mdt = _open(ctx)
+    times = {i.time for i in mdt.active.timeline if i.action is Action.DELTA_COMMIT}
+    data = ctx.active.reload().timeline
+    known = {i.time for i in data}
+    first = data.first
+    orphans: list[str] = sorted(
+        t
+        for t in times
+        if t not in known and not _is_metadata_only_time(t) and (first is None or t > first.time)
+    )
+    for time in orphans:
+        log.warning("discarding metadata-table deltacommit %s: data instant is gone", time)
+        discard_deltacommit(mdt, time)
+    return orphans
+
+
+def _is_metadata_only_time(time: str) -> bool:
+    """Initialisation (and other reserved) instants: `00000000000000xxx` or 20 digits."""
+    return len(time) == 20 or (len(time) == 17 and time.startswith(SOLO_COMMIT_TIMESTAMP))
+
+
+def disable_metadata_table(ctx: TableContext) -> None:
+    """Delete the metadata table and clear the metadata partitions, with a WARNING that names every
+    metadata partition it disables (never silently); nothing when the table has none."""
+    path = metadata_table_path(ctx)
+    if not ctx.config.metadata_partitions and not ctx.storage.exists(path):
+        return
+    partitions = metadata_partition_names(ctx)
+    log.warning(
+        "disabling the metadata table of %s (hoodie.metadata.enable is false, or its files "
+        "partition is not built): deleting %s and clearing %s; metadata partitions disabled: %s "
+        "(Hudi rebuilds them when it next writes with hoodie.metadata.enable=true)",
+        ctx.base_path,
+        path,
+        tkeys.METADATA_PARTITIONS.key,
+        ", ".join(partitions) or "(none listed)",
+    )
+    ctx.storage.delete_dir(path)
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+
+
+def _open(ctx: TableContext) -> TableContext:
+    return TableContext.open_at(ctx.storage, metadata_table_path(ctx))
