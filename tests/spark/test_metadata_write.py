@@ -173,3 +173,19 @@ def test_metadata_only_bootstrap_then_upsert_keep_the_files_partition_exact(spar
     _check(spark, path, 12, META_COLUMNS)
     _write(spark, path, trips(6, 12, ts=2), options, "upsert")
     _check(spark, path, 18, META_COLUMNS)
+
+
+def test_the_metadata_table_is_compacted_after_writes(spark, tmp_path):
+    """MOR upserts with the metadata table: the post-commit services compact the metadata table at
+    `<deltacommit>001` every ten deltacommits and say so; every reader still agrees."""
+    path = str(tmp_path / "t")
+    options = {**trips_options(), **ENABLE, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    reports: list[str] = []
+    for batch in range(22):
+        reports.extend(_write(spark, path, trips(batch, 4), options, "upsert").services)
+    mdt = MetadataTable.open(TableContext.open(path)).table
+    compactions = [i.time for i in mdt.active.timeline.completed() if i.action is Action.COMMIT]
+    assert len(compactions) >= 2 and all(t.endswith("001") for t in compactions)
+    assert {t[:-3] for t in compactions} <= set(_mdt_deltacommits(path))
+    assert sum("metadata table compaction" in r for r in reports) == len(compactions)
+    _check(spark, path, 25)

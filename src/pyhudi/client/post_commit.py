@@ -1,4 +1,5 @@
-"""Table services after a commit, in Hudi's order: compaction, clustering, clean, archival.
+"""Table services after a commit, in Hudi's order: compaction, clustering, clean, archival, then
+the metadata table's own services (its clean, compaction and archival, under the table lock).
 
 * inline (`hoodie.compact.inline`, `hoodie.clustering.inline`, `hoodie.clean.automatic`,
   `hoodie.archive.automatic`): scheduled and executed before the write returns;
@@ -36,8 +37,11 @@ from pyhudi.services.compaction.execute import (
     run_compaction,
     schedule_compaction,
 )
+from pyhudi.services.metadata_table import run_metadata_table_services
 from pyhudi.services.runner import runner_for
 from pyhudi.table.context import TableContext
+from pyhudi.table.lock import table_transaction
+from pyhudi.table.metadata_table import open_metadata_table
 from pyhudi.writer.config import WriteConfig
 
 log = logging.getLogger(__name__)
@@ -62,6 +66,7 @@ def run_inline_services(
     if mode != "false":  # a bounded stream cleans and archives once, at its end
         steps.append(("clean", lambda: clean_step(ctx.base_path, options, mode == "true")))
         steps.append(("archival", lambda: archival_step(ctx.base_path, options, mode == "true")))
+    steps.append(("metadata table services", lambda: metadata_table_step(ctx.base_path, options)))
     for name, step in steps:
         try:
             reports.extend(step())
@@ -151,3 +156,23 @@ def archival_step(base_path: str, options: Mapping[str, str], background: bool) 
         return _submit(base_path, "archival", action)
     outcome = action()
     return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []
+
+
+def metadata_table_step(base_path: str, options: Mapping[str, str]) -> list[str]:
+    """The metadata table's clean, compaction and archival (Hudi runs them as the next action
+    starts; pyhudi right after the commit, under the table lock): nothing without one."""
+    ctx = _fresh(base_path)
+    if open_metadata_table(ctx) is None:
+        return []
+    with table_transaction(ctx, options):
+        outcome = run_metadata_table_services(ctx, options)
+    done = [
+        f"metadata table {name}: {value}"
+        for name, value in (
+            ("compaction", outcome.compaction.time if outcome.compaction else None),
+            ("clean", outcome.clean),
+            ("archival", outcome.archive),
+        )
+        if value and getattr(value, "archived", True)
+    ]
+    return done
