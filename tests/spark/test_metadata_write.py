@@ -173,3 +173,12 @@ def test_metadata_only_bootstrap_then_upsert_keep_the_files_partition_exact(spar
     _check(spark, path, 12, META_COLUMNS)
     _write(spark, path, trips(6, 12, ts=2), options, "upsert")
     _check(spark, path, 18, META_COLUMNS)
+
+
+def test_a_data_source_api_write_maintains_the_files_partition(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = {**trips_options(), **ENABLE, "hoodie.datasource.write.operation": "insert"}
+    df_of(spark, trips(0, 9)).write.format("hudi").options(**options).mode("append").save(path)
+    df_of(spark, trips(9, 3)).write.format("hudi").options(**options).mode("append").save(path)
+    assert len(_mdt_deltacommits(path)) == 3  # initialisation + two data instants
+    _check(spark, path, 12)
