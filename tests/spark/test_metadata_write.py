@@ -189,3 +189,12 @@ def test_the_metadata_table_is_compacted_after_writes(spark, tmp_path):
     assert {t[:-3] for t in compactions} <= set(_mdt_deltacommits(path))
     assert sum("metadata table compaction" in r for r in reports) == len(compactions)
     _check(spark, path, 25)
+
+
+def test_a_data_source_api_write_maintains_the_files_partition(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = {**trips_options(), **ENABLE, "hoodie.datasource.write.operation": "insert"}
+    df_of(spark, trips(0, 9)).write.format("hudi").options(**options).mode("append").save(path)
+    df_of(spark, trips(9, 3)).write.format("hudi").options(**options).mode("append").save(path)
+    assert len(_mdt_deltacommits(path)) == 3  # initialisation + two data instants
+    _check(spark, path, 12)
