@@ -75,16 +75,19 @@ def _consistent(spark, path: Path) -> dict:  # type: ignore[no-untyped-def]
     return table_state(spark, path)
 
 
-def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(spark, tmp_path):
-    path = tmp_path / "cow"
-    _write(spark, path, COW, "insert", row_spec(0, 200, tag=1))
-    _write(spark, path, COW, "insert", row_spec(200, 200, tag=2))
+@pytest.mark.parametrize("options", [COW, MOR], ids=["cow", "mor"])
+def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(
+    spark, tmp_path, options
+):
+    path = tmp_path / "table"
+    _write(spark, path, options, "insert", row_spec(0, 200, tag=1))
+    _write(spark, path, options, "insert", row_spec(200, 200, tag=2))
     before = _consistent(spark, path)
     crashed = row_spec(100, 200, tag=5)
     step = {
         "op": "write",
         "path": str(path),
-        "options": {**COW, "hoodie.datasource.write.operation": "upsert"},
+        "options": {**options, "hoodie.datasource.write.operation": "upsert"},
         "rows": crashed,
     }
     _crash(tmp_path / "work", "write.after_metadata_commit", step)
@@ -94,7 +97,7 @@ def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(spa
     assert _consistent(spark, path) == before  # the metadata block of the dead write is ignored
 
     recovery = row_spec(500, 50, tag=7)
-    result = _write(spark, path, COW, "upsert", recovery)
+    result = _write(spark, path, options, "upsert", recovery)
     assert list(result.rolled_back) == pending
     assert pending[0] not in {t for t, _ in _mdt_instants(path)}
     assert _consistent(spark, path) == apply_writes(before, [expected_rows(recovery)])

@@ -14,7 +14,8 @@
 | `record_index`     | record key -> (partition, file group)      | the keys of the latest snapshot (slices read) |
 
 "Committed": a file whose file-name instant is a completed instant at or before `as_of`, or older
-than the active timeline (archived). `column_stats`, `bloom_filters` and `record_index` run when
+than the active timeline (archived); a log file also needs a block of a completed instant or to be
+a failed write's log file that a completed rollback lists. `column_stats`, `bloom_filters` and `record_index` run when
 the metadata table has that partition.
 """
 
@@ -22,11 +23,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable
+import posixpath
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from pyhudi.codec.avro_schemas import decode_container
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
+from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.fs_view import FileSystemView
 from pyhudi.metadata.column_stats_check import column_stats_differences
 from pyhudi.metadata.listing import files_listing, metadata_view
@@ -34,6 +38,8 @@ from pyhudi.metadata.reader import MetadataTable
 from pyhudi.metadata.record_index_check import record_index_differences
 from pyhudi.metadata.report import Difference, ValidationReport
 from pyhudi.model.file import BaseFile, FileSlice
+from pyhudi.model.instant import Action
+from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 
 COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX = "column_stats", "bloom_filters", "record_index"
@@ -52,7 +58,7 @@ def validate(path: str | TableContext, as_of: str | None = None) -> ValidationRe
     """Compare the metadata table of the table at `path` with its files, as of `as_of`."""
     ctx = path if isinstance(path, TableContext) else TableContext.open(path)
     mdt = MetadataTable.open(ctx, as_of=as_of)
-    on_storage = committed_data_files(ctx.view(), as_of)
+    on_storage = committed_data_files(ctx.view(), as_of, ctx.storage)
     # Both views see only committed files: a log written after `as_of` is in neither.
     storage_view = replace(ctx.view(), listing_source=lambda: files_listing(ctx, on_storage))
     listed_view = metadata_view(ctx, mdt)
@@ -83,19 +89,63 @@ def validate(path: str | TableContext, as_of: str | None = None) -> ValidationRe
 
 
 # ---- files ---------------------------------------------------------------------------------------
-def committed_data_files(view: FileSystemView, as_of: str | None) -> dict[str, dict[str, int]]:
-    """Data files on storage by partition (name -> size) whose file-name instant is committed."""
+def committed_data_files(
+    view: FileSystemView, as_of: str | None, storage: Storage | None = None
+) -> dict[str, dict[str, int]]:
+    """Data files on storage by partition (name -> size) whose file-name instant is committed.
+
+    With `storage` (to read log headers), a log file also needs a block of a completed instant,
+    or to be a log file of a failed write that a completed rollback covered (Hudi lists both; a
+    log file holding only blocks of a failed or pending write is in no listing, as in Hudi's
+    validator, which skips log files without committed blocks)."""
     writes = view.timeline.write_timeline()
     completed = set(writes.completed().up_to(as_of).times())
+    rolled_back = _rolled_back_log_files(view, as_of) if storage is not None else set()
+    every_completed = {str(t) for t in view.timeline.completed().up_to(as_of).times()}
     found: dict[str, dict[str, int]] = {}
     for partition, statuses in view.listing.files.items():
         for status in statuses:
             instant = _file_instant(partition, status.name)
             if instant is None or (as_of is not None and instant > as_of):
                 continue
-            if instant in completed or writes.is_before_start(instant):
-                found.setdefault(partition, {})[status.name] = status.size_bytes
+            if not (instant in completed or writes.is_before_start(instant)):
+                continue
+            if storage is not None and status.name.startswith("."):
+                committed = status.name in rolled_back or _has_block_of(
+                    storage, status.path, every_completed, writes.is_before_start
+                )
+                if not committed:
+                    continue
+            found.setdefault(partition, {})[status.name] = status.size_bytes
     return found
+
+
+def _has_block_of(
+    storage: Storage, path: str, completed: set[str], archived: Callable[[str], bool]
+) -> bool:
+    with storage.open_input(path) as handle:
+        for block in iter_blocks(handle):
+            time = None if block.is_corrupt else block.instant_time
+            if time is not None and (time in completed or archived(time)):
+                return True
+    return False
+
+
+def _rolled_back_log_files(view: FileSystemView, as_of: str | None) -> set[str]:
+    """Names of the failed writes' log files that completed rollbacks list (they stay on storage,
+    their blocks covered by a ROLLBACK command block)."""
+    names: set[str] = set()
+    for rollback in view.timeline.completed().up_to(as_of).with_actions(Action.ROLLBACK):
+        content = view.active.read_content(rollback)
+        if not content:
+            continue
+        metadata = decode_container(content, what=f"rollback {rollback.time}")
+        for info in (metadata.get("partitionMetadata") or {}).values():
+            deleted = {posixpath.basename(p) for p in info.get("successDeleteFiles") or ()}
+            for path in info.get("logFilesFromFailedCommit") or {}:
+                if posixpath.basename(path) not in deleted:
+                    names.add(posixpath.basename(path))
+    return names
 
 
 def _file_instant(partition: str, name: str) -> str | None:

@@ -34,10 +34,12 @@ from pyhudi.metadata.deltacommit import (
 )
 from pyhudi.metadata.files_records import clean_files_records
 from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.rollback_records import rollback_files_records
 from pyhudi.metadata.validation import committed_data_files
 from pyhudi.model.enums import TableType
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
+from pyhudi.table.metadata_table import register_rollback_recorder
 
 log = logging.getLogger(__name__)
 #: Hudi's `SOLO_COMMIT_TIMESTAMP` and the partition-initialisation suffix of `createIndexInitTimestamp`.
@@ -95,6 +97,23 @@ def commit_clean_to_metadata_table(
     return True
 
 
+def commit_rollback_to_metadata_table(
+    ctx: TableContext, rollback_time: str, rollback_metadata: Mapping[str, Any]
+) -> None:
+    """The metadata-table deltacommit of data rollback `rollback_time` (Hudi 0.14
+    `processRollbackMetadata`): the log files that got ROLLBACK command blocks and the failed
+    write's log files left on storage. Registered with `table.metadata_table` (the rollback lives
+    a layer below); nothing when the table maintains no `files` partition or nothing stays."""
+    if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
+        return
+    records = rollback_files_records(rollback_metadata)
+    if records:
+        write_log_deltacommit(_open(ctx), rollback_time, records)
+
+
+register_rollback_recorder(commit_rollback_to_metadata_table)
+
+
 def discard_metadata_commit(ctx: TableContext, instant_time: str) -> None:
     """Undo the metadata-table deltacommit of a data instant that failed (table as it was)."""
     if metadata_table_readable(ctx):
@@ -121,7 +140,7 @@ def initialise_metadata_table(ctx: TableContext) -> str:
         {tkeys.METADATA_PARTITIONS.key: "", tkeys.METADATA_PARTITIONS_INFLIGHT.key: FILES_PARTITION}
     )
     init_time = init_instant_time(ctx)
-    listed = committed_data_files(ctx.view(), None)
+    listed = committed_data_files(ctx.view(), None, ctx.storage)
     records = [partition_list_record(listed)]
     records += [file_list_record(p, files) for p, files in sorted(listed.items()) if files]
     mdt = TableContext.create(ctx.storage.uri(path), metadata_table_properties(ctx))

@@ -32,6 +32,7 @@ from pyhudi.table.metadata_table import (
     ROLLBACK_SUFFIX,
     metadata_instant_to_roll_back,
     open_metadata_table,
+    record_rollback,
 )
 
 _ROLLBACK_PLAN_VERSION = 1
@@ -224,6 +225,7 @@ def rollback_instant(
         "version": 1,
         "instantsRollback": [{"commitTime": instant.time, "action": instant.action.value}],
     }
+    record_rollback(ctx, rollback_time, metadata)
     ctx.active.complete(inflight, avro_schemas.encode_container("HoodieRollbackMetadata", metadata))
     return rollback_time
 
