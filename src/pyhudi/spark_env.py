@@ -10,7 +10,7 @@ import contextlib
 import weakref
 from collections.abc import Iterator
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 #: Spark's own knob for the default number of tasks, honoured when set.
@@ -59,3 +59,20 @@ def scheduler_pool(spark: SparkSession, pool: str) -> Iterator[None]:
         yield
     finally:
         context.setLocalProperty(SCHEDULER_POOL_PROPERTY, previous)  # type: ignore[arg-type]
+
+
+def checkpointed(df: DataFrame) -> DataFrame:
+    """`df` computed once, by the first job that reads it, and kept for the jobs after (a local
+    checkpoint: the rows as they are, where `persist` would encode them into the columnar cache,
+    which costs about as much again as computing them). Free it with `release`."""
+    return df.localCheckpoint(eager=False)
+
+
+def release(df: DataFrame) -> None:
+    """Drop the blocks of a `checkpointed` DataFrame now (a Connect server drops them when the
+    client's DataFrame is gone; a classic session when the driver's garbage collector finds it)."""
+    if is_connect(df.sparkSession):
+        return
+    plan = df._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() == "LogicalRDD":
+        plan.rdd().unpersist(False)
