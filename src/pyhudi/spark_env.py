@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -76,3 +78,14 @@ def release(df: DataFrame) -> None:
     plan = df._jdf.queryExecution().analyzed()
     if plan.getClass().getSimpleName() == "LogicalRDD":
         plan.rdd().unpersist(False)
+
+
+def rows_frame(
+    spark: SparkSession, rows: Sequence[tuple[Any, ...]], fields: Sequence[pa.Field]
+) -> DataFrame:
+    """A small driver-side table as a DataFrame through Arrow: the JVM reads it (a list of rows
+    would be unpickled by Python worker tasks in every job that reads it). One chunk per column:
+    pyspark reads only the first rows of a table whose columns are chunked differently."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
+    arrays = [pa.array(values, field.type) for values, field in zip(columns, fields, strict=True)]
+    return spark.createDataFrame(pa.table(arrays, schema=pa.schema(fields)))

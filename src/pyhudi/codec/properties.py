@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import re
-
 import time
 import zlib
 from collections.abc import Mapping

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import cast
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -21,11 +22,19 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.control_columns import BASE, FID
 from pyhudi.fs_view import pending_clustering_file_groups, pending_compaction_operations
 from pyhudi.model.file import BaseFile, FileSlice
+from pyhudi.spark_env import rows_frame
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
 from pyhudi.writer.job import WriteJob
 
 HASH_RANGE = 1_000_000
+_RANGE_FIELDS = [
+    pa.field("b_partition", pa.string()),
+    pa.field("b_low", pa.int32()),
+    pa.field("b_high", pa.int32()),
+    pa.field("b_fid", pa.string()),
+    pa.field("b_base", pa.string()),
+]
 
 
 @dataclass(frozen=True)
@@ -151,9 +160,7 @@ def assign_buckets(
 ) -> DataFrame:
     """Add `__pyhudi_fid` / `__pyhudi_base` to every insert, by key hash against bucket weights."""
     rows = bucket_ranges(buckets)
-    table = spark.createDataFrame(
-        rows, "b_partition string, b_low int, b_high int, b_fid string, b_base string"
-    )
+    table = rows_frame(spark, rows, _RANGE_FIELDS)
     hashed = inserts.withColumn(
         "__pyhudi_h", F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(HASH_RANGE))
     )
