@@ -6,6 +6,7 @@ the UI's REST API, attributed by the call site Spark records), pyhudi and its ba
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import sys
@@ -89,7 +90,7 @@ def small(spark: SparkSession) -> None:
         spark, upsert_batch(spark).limit(SMALL_BATCH_ROWS), path("small_batch")
     )
     for name, options in (("large_cow", COW), ("large_mor", MOR)):
-        if not shutil.os.path.exists(path(name, ".hoodie")):  # type: ignore[attr-defined]
+        if not os.path.exists(path(name, ".hoodie")):
             _write(source, fresh(path(name)), options, "bulk_insert")
     times: dict[str, list[float]] = defaultdict(list)
     for name, options in (("large_mor", MOR), ("large_cow", COW)):
@@ -105,35 +106,6 @@ def small(spark: SparkSession) -> None:
                 )
             )
     _summary(times)
-
-
-def ab(spark: SparkSession) -> None:
-    """Interleaved A/B of the COW upsert: baseline, pyhudi (A), pyhudi with PYHUDI_EXP_* set (B)."""
-    import os
-    import time
-
-    batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
-    times: dict[str, list[float]] = defaultdict(list)
-    for _ in range(RUNS + 1):
-        for label in ("baseline", "A", "B"):
-            fresh(path("cow_upsert"))
-            shutil.copytree(path("cow_bulk"), path("cow_upsert"))
-            os.environ.pop("PYHUDI_EXP", None)
-            if label == "B":
-                os.environ["PYHUDI_EXP"] = "1"
-            started = time.perf_counter()
-            if label == "baseline":
-                current = spark.read.parquet(path("plain_bulk"))
-                kept = current.join(batch.select("key"), on="key", how="left_anti")
-                kept.unionByName(batch).write.mode("overwrite").option(
-                    "compression", "snappy"
-                ).partitionBy("part").parquet(fresh(path("plain_upsert_out")))
-            else:
-                _write(batch, path("cow_upsert"), HUDI_OPTIONS, "upsert")
-            times[label].append(time.perf_counter() - started)
-            print(label, f"{times[label][-1]:.3f}", flush=True)
-    os.environ.pop("PYHUDI_EXP", None)
-    _summary({k: v[1:] for k, v in times.items()})
 
 
 def driver(spark: SparkSession) -> None:
