@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 #: Spark's own knob for the default number of tasks, honoured when set.
@@ -59,3 +61,31 @@ def scheduler_pool(spark: SparkSession, pool: str) -> Iterator[None]:
         yield
     finally:
         context.setLocalProperty(SCHEDULER_POOL_PROPERTY, previous)  # type: ignore[arg-type]
+
+
+def checkpointed(df: DataFrame) -> DataFrame:
+    """`df` computed once, by the first job that reads it, and kept for the jobs after (a local
+    checkpoint: the rows as they are, where `persist` would encode them into the columnar cache,
+    which costs about as much again as computing them). Free it with `release`."""
+    return df.localCheckpoint(eager=False)
+
+
+def release(df: DataFrame) -> None:
+    """Drop the blocks of a `checkpointed` DataFrame now (a Connect server drops them when the
+    client's DataFrame is gone; a classic session when the driver's garbage collector finds it)."""
+    if is_connect(df.sparkSession):
+        return
+    plan = df._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() == "LogicalRDD":
+        plan.rdd().unpersist(False)
+
+
+def rows_frame(
+    spark: SparkSession, rows: Sequence[tuple[Any, ...]], fields: Sequence[pa.Field]
+) -> DataFrame:
+    """A small driver-side table as a DataFrame through Arrow: the JVM reads it (a list of rows
+    would be unpickled by Python worker tasks in every job that reads it). One chunk per column:
+    pyspark reads only the first rows of a table whose columns are chunked differently."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
+    arrays = [pa.array(values, field.type) for values, field in zip(columns, fields, strict=True)]
+    return spark.createDataFrame(pa.table(arrays, schema=pa.schema(fields)))

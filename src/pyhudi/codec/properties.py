@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
 from collections.abc import Mapping
@@ -109,23 +110,23 @@ def _split_entry(line: str) -> tuple[str, str]:
     return key, rest
 
 
+_ESCAPE = re.compile(r"\\(u.{4}|.)", re.DOTALL)
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    escape = match.group(1)
+    if len(escape) == 5:  # \uXXXX
+        return chr(int(escape[1:], 16))
+    return _UNESCAPES.get(escape, escape)
+
+
 def _unescape(text: str) -> str:
-    out, index = [], 0
-    while index < len(text):
-        char = text[index]
-        if char != "\\" or index + 1 >= len(text):
-            out.append(char)
-            index += 1
-            continue
-        nxt = text[index + 1]
-        if nxt == "u" and index + 6 <= len(text):
-            out.append(chr(int(text[index + 2 : index + 6], 16)))
-            index += 6
-            continue
-        out.append(_UNESCAPES.get(nxt, nxt))
-        index += 2
-    # Surrogate pairs written as two \\uXXXX escapes become one character.
-    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+    if "\\" not in text:
+        return text
+    # A backslash ends the text: kept. Surrogate pairs written as two \\uXXXX escapes become one
+    # character.
+    out = _ESCAPE.sub(_unescaped, text)
+    return out.encode("utf-16", "surrogatepass").decode("utf-16")
 
 
 def table_checksum(table_name: str, database_name: str | None) -> int:

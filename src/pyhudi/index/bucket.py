@@ -18,8 +18,15 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.spark_env import rows_frame
 
 _TWO_32 = 1 << 32
+_KNOWN_FIELDS = [
+    pa.field("b_partition", pa.string()),
+    pa.field("b_bucket", pa.int64()),
+    pa.field("b_fid", pa.string()),
+    pa.field("b_base", pa.string()),
+]
 
 
 def java_string_hash(column: Column) -> Column:
@@ -135,9 +142,7 @@ def route_by_bucket(
             .drop(bucket)
         )
     rows = [(p, b, fid, base) for (p, b), (fid, base) in sorted(known.items())]
-    table = spark.createDataFrame(
-        rows, "b_partition string, b_bucket long, b_fid string, b_base string"
-    )
+    table = rows_frame(spark, rows, _KNOWN_FIELDS)
     joined = bucketed.join(
         F.broadcast(table),
         (bucketed[PARTITION_PATH] == table["b_partition"])

@@ -19,11 +19,13 @@ from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
 from pyhudi.index.bucket import route_by_bucket
+from pyhudi.index.driver_lookup import driver_lookup_files
 from pyhudi.index.locate import tag_locations
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
 from pyhudi.model.enums import WriteOperationType
+from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
-from pyhudi.writer import partitioner
+from pyhudi.writer import partitioner, small_batch
 from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
 from pyhudi.writer.mor import write_file_groups_mor
 from pyhudi.writer.prepare import deduplicate
@@ -60,18 +62,7 @@ def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> 
         return inserts.withColumn(FID, F.lit(None).cast("string")).withColumn(
             BASE, F.lit(None).cast("string")
         )
-    sizing = job.cfg.sizing
-    record_size = partitioner.average_record_size(job.ctx, sizing)
-    small = (
-        partitioner.small_file_slices(
-            job.ctx, list(counts), sizing, merge_on_read=job.cfg.is_merge_on_read
-        )
-        if small_files
-        else {}
-    )
-    buckets = partitioner.plan_insert_buckets(counts, small, record_size, sizing)
-    job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
-    job.new_file_groups += sum(1 for b in buckets if b.base_file_name is None)
+    buckets = partitioner.plan_for_job(job, counts, small_files=small_files)
     return partitioner.assign_buckets(job.spark, inserts, buckets)
 
 
@@ -157,12 +148,12 @@ def insert(job: WriteJob) -> Outcome:
     if job.cfg.drop_duplicates:
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, None)
         records = tagged.filter(F.col(LOC_FID).isNull()).drop(LOC_FID, LOC_BASE, LOC_PARTITION)
-    records = records.persist()
+    records = checkpointed(records)
     try:
         assigned = _assign_inserts(job, records, small_files=True)
         return Outcome(_write_groups(job, assigned))
     finally:
-        records.unpersist()
+        release(records)
 
 
 def upsert(job: WriteJob) -> Outcome:
@@ -171,14 +162,19 @@ def upsert(job: WriteJob) -> Outcome:
         return _bucket_routed(job, records)  # pre-combining happens in the file-group tasks
     if job.cfg.combine_before_write and not in_task_combine(job.cfg):
         records = deduplicate(records, job.cfg)
-    records = records.persist()
+    records = checkpointed(records)
     try:
         partitions, rows = None, None
         if not job.cfg.is_global_index:
             counts = _incoming_counts(records)
             partitions, rows = sorted(counts), sum(counts.values())
+            files = driver_lookup_files(job.ctx, job.cfg, partitions, rows)
+            if files is not None:
+                routed = small_batch.tagged_on_driver(job, records, files)
+                reject_updates_under_clustering(job, routed, FID)
+                return Outcome(_write_groups(job, routed))
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions, rows)
-        tagged = _route_global_moves(job, tagged).persist()
+        tagged = checkpointed(_route_global_moves(job, tagged))
         try:
             reject_updates_under_clustering(job, tagged, LOC_FID)
             updates = (
@@ -196,9 +192,9 @@ def upsert(job: WriteJob) -> Outcome:
             combined = updates.select(*columns).unionByName(assigned.select(*columns))
             return Outcome(_write_groups(job, combined))
         finally:
-            tagged.unpersist()
+            release(tagged)
     finally:
-        records.unpersist()
+        release(records)
 
 
 def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
@@ -251,13 +247,13 @@ def insert_overwrite(job: WriteJob, *, whole_table: bool) -> Outcome:
     records = job.records.filter(~F.col(DELETE))
     if job.cfg.combine_before_write:
         records = deduplicate(records, job.cfg)
-    records = records.persist()
+    records = checkpointed(records)
     try:
         partitions = _incoming_partitions(records)
         assigned = _assign_inserts(job, records, small_files=False)
         stats = _write_groups(job, assigned)
     finally:
-        records.unpersist()
+        release(records)
     targets = job.ctx.view().partition_paths() if whole_table else partitions
     return Outcome(stats, _file_groups_of(job.ctx, targets))
 

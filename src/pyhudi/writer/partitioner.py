@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import cast
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -21,10 +22,19 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.control_columns import BASE, FID
 from pyhudi.fs_view import pending_clustering_file_groups, pending_compaction_operations
 from pyhudi.model.file import BaseFile, FileSlice
+from pyhudi.spark_env import rows_frame
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
+from pyhudi.writer.job import WriteJob
 
-_HASH_RANGE = 1_000_000
+HASH_RANGE = 1_000_000
+_RANGE_FIELDS = [
+    pa.field("b_partition", pa.string()),
+    pa.field("b_low", pa.int32()),
+    pa.field("b_high", pa.int32()),
+    pa.field("b_fid", pa.string()),
+    pa.field("b_base", pa.string()),
+]
 
 
 @dataclass(frozen=True)
@@ -110,10 +120,25 @@ def plan_insert_buckets(
     return buckets
 
 
-def assign_buckets(
-    spark: SparkSession, inserts: DataFrame, buckets: list[InsertBucket]
-) -> DataFrame:
-    """Add `__pyhudi_fid` / `__pyhudi_base` to every insert, by key hash against bucket weights."""
+def plan_for_job(job: WriteJob, counts: dict[str, int], *, small_files: bool) -> list[InsertBucket]:
+    """Insert buckets for `counts` inserts per partition; notes the small files and new file
+    groups on `job` (they size the write stage)."""
+    sizing = job.cfg.sizing
+    record_size = average_record_size(job.ctx, sizing)
+    small = (
+        small_file_slices(job.ctx, list(counts), sizing, merge_on_read=job.cfg.is_merge_on_read)
+        if small_files
+        else {}
+    )
+    buckets = plan_insert_buckets(counts, small, record_size, sizing)
+    job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
+    job.new_file_groups += sum(1 for b in buckets if b.base_file_name is None)
+    return buckets
+
+
+def bucket_ranges(buckets: list[InsertBucket]) -> list[tuple[str, int, int, str, str | None]]:
+    """(partition, low, high, file id, base file name): each bucket's share of its partition's
+    hash range [0, HASH_RANGE), by its planned record count."""
     rows = []
     totals: dict[str, int] = {}
     for bucket in buckets:
@@ -124,14 +149,20 @@ def assign_buckets(
         after = before + bucket.records
         running[bucket.partition] = after
         total = totals[bucket.partition]
-        low = before * _HASH_RANGE // total
-        high = _HASH_RANGE if after == total else after * _HASH_RANGE // total
+        low = before * HASH_RANGE // total
+        high = HASH_RANGE if after == total else after * HASH_RANGE // total
         rows.append((bucket.partition, low, high, bucket.file_id, bucket.base_file_name))
-    table = spark.createDataFrame(
-        rows, "b_partition string, b_low int, b_high int, b_fid string, b_base string"
-    )
+    return rows
+
+
+def assign_buckets(
+    spark: SparkSession, inserts: DataFrame, buckets: list[InsertBucket]
+) -> DataFrame:
+    """Add `__pyhudi_fid` / `__pyhudi_base` to every insert, by key hash against bucket weights."""
+    rows = bucket_ranges(buckets)
+    table = rows_frame(spark, rows, _RANGE_FIELDS)
     hashed = inserts.withColumn(
-        "__pyhudi_h", F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(_HASH_RANGE))
+        "__pyhudi_h", F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(HASH_RANGE))
     )
     condition = (
         (hashed[PARTITION_PATH] == table["b_partition"])

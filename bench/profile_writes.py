@@ -1,0 +1,156 @@
+"""Phase profile of the write-side measures: wall seconds and the Spark stages of each write (from
+the UI's REST API, attributed by the call site Spark records), pyhudi and its baseline interleaved.
+
+    python -m bench.profile_writes [bulk|upsert|small] ...
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+from collections import defaultdict
+
+from pyspark.sql import SparkSession
+
+import pyhudi
+from bench.common import (
+    HUDI_OPTIONS,
+    fresh,
+    materialize,
+    path,
+    source_data,
+    upsert_batch,
+)
+from bench.profile_reads import profiled
+from bench.upserts import COW, MOR, SMALL_BATCH_ROWS
+
+RUNS = 3
+
+
+def _write(df, target: str, options: dict[str, str], operation: str) -> None:  # type: ignore[no-untyped-def]
+    pyhudi.write(df, target, {**options, "hoodie.datasource.write.operation": operation})
+
+
+def bulk(spark: SparkSession) -> None:
+    source = materialize(spark, source_data(spark), path("source"))
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(RUNS):
+        times["plain"].append(
+            profiled(
+                spark,
+                "plain partitionBy().parquet",
+                lambda: (
+                    source.write.mode("overwrite")
+                    .option("compression", "snappy")
+                    .partitionBy("part")
+                    .parquet(fresh(path("plain_bulk")))
+                ),
+            )
+        )
+        times["pyhudi"].append(
+            profiled(
+                spark,
+                "pyhudi bulk_insert",
+                lambda: _write(source, fresh(path("cow_bulk")), HUDI_OPTIONS, "bulk_insert"),
+            )
+        )
+    _summary(times)
+
+
+def upsert(spark: SparkSession) -> None:
+    batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(RUNS):
+        fresh(path("cow_upsert"))
+        shutil.copytree(path("cow_bulk"), path("cow_upsert"))
+
+        def baseline() -> None:
+            current = spark.read.parquet(path("plain_bulk"))
+            kept = current.join(batch.select("key"), on="key", how="left_anti")
+            kept.unionByName(batch).write.mode("overwrite").option(
+                "compression", "snappy"
+            ).partitionBy("part").parquet(fresh(path("plain_upsert_out")))
+
+        times["baseline"].append(profiled(spark, "spark anti-join/union/overwrite", baseline))
+        times["pyhudi"].append(
+            profiled(
+                spark,
+                "pyhudi upsert",
+                lambda: _write(batch, path("cow_upsert"), HUDI_OPTIONS, "upsert"),
+            )
+        )
+    _summary(times)
+
+
+def small(spark: SparkSession) -> None:
+    source = materialize(spark, source_data(spark), path("source"))
+    small_batch = materialize(
+        spark, upsert_batch(spark).limit(SMALL_BATCH_ROWS), path("small_batch")
+    )
+    for name, options in (("large_cow", COW), ("large_mor", MOR)):
+        if not os.path.exists(path(name, ".hoodie")):
+            _write(source, fresh(path(name)), options, "bulk_insert")
+    times: dict[str, list[float]] = defaultdict(list)
+    for name, options in (("large_mor", MOR), ("large_cow", COW)):
+        target = fresh(path(f"{name}_upsert"))
+        shutil.copytree(path(name), target)
+        _write(small_batch, target, options, "upsert")  # warm
+        for _ in range(RUNS):
+            times[name].append(
+                profiled(
+                    spark,
+                    f"{name} 1k upsert",
+                    lambda t=target, o=options: _write(small_batch, t, o, "upsert"),
+                )
+            )
+    _summary(times)
+
+
+def driver(spark: SparkSession) -> None:
+    """cProfile of the driver around one warm COW upsert of the 10% + 2% batch."""
+    import cProfile
+    import pstats
+
+    batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
+    for run in range(2):
+        fresh(path("cow_upsert"))
+        shutil.copytree(path("cow_bulk"), path("cow_upsert"))
+        profiler = cProfile.Profile()
+        profiler.enable()
+        _write(batch, path("cow_upsert"), HUDI_OPTIONS, "upsert")
+        profiler.disable()
+        if run:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(
+                r"pyhudi|java_gateway.py.*\(send_command", 60
+            )
+
+
+def _summary(times: dict[str, list[float]]) -> None:
+    for name, values in times.items():
+        print(f"{name:30s} median {statistics.median(values):.3f}s  {values}")
+
+
+def main(argv: list[str]) -> int:
+    from pyhudi.spark.session import local_session
+
+    spark = local_session(
+        "pyhudi-profile-writes",
+        cores=2,
+        conf={
+            "spark.driver.memory": "10g",
+            "spark.sql.shuffle.partitions": "16",
+            "spark.ui.enabled": "true",
+            "spark.ui.port": "4077",
+        },
+    )
+    for name in argv or ["bulk", "upsert", "small", "driver"]:
+        print(f"== {name}", flush=True)
+        globals()[name](spark)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
