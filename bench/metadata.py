@@ -6,11 +6,13 @@
 * `record_index_upsert`: a 1% upsert (random existing keys) with `hoodie.index.type=RECORD_INDEX`
   vs `SIMPLE`, into copies of the same metadata-table-enabled table (both maintain it);
 * `data_skipping_selective_read`: a `ts` range matching 0.1% of rows on a table written sorted by
-  (partition, `ts`) into ~200 files, read with `hoodie.enable.data.skipping=true` vs
-  `spark.read.parquet` of all its files with the same filter;
+  (partition, `ts`) in 200 range-partitioned tasks (~210 base files; the range overlaps one file per
+  partition), read with `hoodie.enable.data.skipping=true` vs `spark.read.parquet` of all its files
+  with the same filter (the two answers are compared first);
 * `planning_many_partitions`: snapshot planning (`TableContext.open` + `plan_read`, the planner
   `pyhudi.read` calls; no data read) of a 2,000-partition table listed through the metadata table
-  vs listed on storage (`hoodie.metadata.enable=false` in the read options).
+  vs listed on storage (`hoodie.metadata.enable=false` in the read options). This table is
+  2,000 partitions x 5 rows whatever `PYHUDI_BENCH_ROWS` says (the plans are compared first).
 
 Measures that need a metadata partition the writer does not build yet are `Skipped`, naming it.
 """
@@ -127,7 +129,7 @@ def record_index_upsert(batch: DataFrame) -> Measure | Skipped:
 
 def data_skipping_read(spark: SparkSession, source: DataFrame) -> Measure | Skipped:
     table = fresh(path("mdt_sorted"))
-    layout = source.repartitionByRange(SORTED_FILES // 10, "part", "ts").sortWithinPartitions(
+    layout = source.repartitionByRange(SORTED_FILES, "part", "ts").sortWithinPartitions(
         "part", "ts"
     )
     _write(layout, table, MDT, "bulk_insert")
