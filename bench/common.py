@@ -51,6 +51,16 @@ class Measure:
         return data
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A measure that cannot run yet (a feature it needs is missing): recorded, never faked."""
+
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"skipped": self.reason}
+
+
 def path(*parts: str) -> str:
     return os.path.join(WORK, *parts)
 

@@ -9,7 +9,7 @@ import platform
 import sys
 import time
 
-from bench.common import ROWS, RUNS, WORK
+from bench.common import ROWS, RUNS, WORK, Skipped
 
 SUITES = [
     "bench.cow",
@@ -19,6 +19,7 @@ SUITES = [
     "bench.occ",
     "bench.upserts",
     "bench.peer",
+    "bench.metadata",
 ]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 
@@ -45,6 +46,9 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         for measure, value in module.run(spark).items():
             results[measure] = value.to_json()
+            if isinstance(value, Skipped):
+                print(f"{measure:40s} skipped: {value.reason}", flush=True)
+                continue
             unit = "/s" if value.higher_is_better else "s"
             bound = ">=" if value.higher_is_better else "<="
             print(

@@ -121,8 +121,21 @@ def encode_commit_metadata(metadata: CommitMetadata) -> bytes:
 
 def decode_commit_metadata(data: bytes, *, what: str = "commit metadata") -> CommitMetadata:
     """JSON (v6) or Avro (v8) commit metadata; an empty file is empty metadata."""
+    doc = _document(data, what)
+    return _from_document(doc) if doc is not None else CommitMetadata()
+
+
+def decode_commit_schema(data: bytes, *, what: str = "commit metadata") -> str | None:
+    """The writer schema (`extraMetadata.schema`) of commit metadata, its write stats not decoded
+    (a commit of a 2,000-partition table holds 2,000 of them)."""
+    doc = _document(data, what)
+    extra = (doc or {}).get("extraMetadata") or {}
+    return extra.get("schema") or None
+
+
+def _document(data: bytes, what: str) -> Mapping[str, Any] | None:
     if not data.strip():
-        return CommitMetadata()
+        return None
     if data.startswith(_AVRO_MAGIC):
         doc = decode_container(data, what=what)
     else:
@@ -132,7 +145,7 @@ def decode_commit_metadata(data: bytes, *, what: str = "commit metadata") -> Com
             raise CorruptFileError(f"cannot parse {what} as JSON: {err}") from err
     if not isinstance(doc, dict):
         raise CorruptFileError(f"{what} is not a JSON object")
-    return _from_document(doc)
+    return doc
 
 
 def _from_document(doc: Mapping[str, Any]) -> CommitMetadata:

@@ -13,7 +13,7 @@ def latest_avro_schema(ctx: TableContext, as_of: str | None = None) -> str | Non
     """The writer schema (Avro JSON, no meta fields) of the latest completed write with one."""
     commits = ctx.active.timeline.commits().up_to(as_of)
     for instant in reversed(commits.instants):
-        schema = ctx.active.commit_metadata(instant).schema
+        schema = ctx.active.commit_schema(instant)
         if schema:
             return schema
     return ctx.config.create_schema

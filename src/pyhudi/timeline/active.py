@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from pyhudi.codec.commit_metadata import decode_commit_metadata
+from pyhudi.codec.commit_metadata import decode_commit_metadata, decode_commit_schema
 from pyhudi.codec.file_names import instant_file_name, parse_instant_file
 from pyhudi.exceptions import CommitConflictError, UnsupportedVersionError
 from pyhudi.model.commit import CommitMetadata
@@ -28,6 +28,7 @@ class ActiveTimeline:
     layout_version: int = 1
     timeline: Timeline = field(default_factory=Timeline)
     _metadata_cache: dict[tuple[str, str], CommitMetadata] = field(default_factory=dict, repr=False)
+    _schema_cache: dict[tuple[str, str], str | None] = field(default_factory=dict, repr=False)
 
     @property
     def meta_path(self) -> str:
@@ -82,6 +83,16 @@ class ActiveTimeline:
             cached = decode_commit_metadata(self.read_content(instant), what=what)
             self._metadata_cache[key] = cached
         return cached
+
+    def commit_schema(self, instant: Instant) -> str | None:
+        """The writer schema of a completed write instant, its write stats not decoded (cached)."""
+        key = (instant.time, instant.action.value)
+        if key in self._metadata_cache:
+            return self._metadata_cache[key].schema
+        if key not in self._schema_cache:
+            what = f"commit metadata of {instant}"
+            self._schema_cache[key] = decode_commit_schema(self.read_content(instant), what=what)
+        return self._schema_cache[key]
 
     # ---- transitions (layout 1 only) ---------------------------------------------------------
     def _require_writable(self) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from pyhudi.codec.commit_metadata import (
     decode_commit_metadata,
+    decode_commit_schema,
     encode_commit_metadata,
     stat_from_json,
     stat_to_json,
@@ -91,6 +92,23 @@ def test_every_completed_write_instant_of_the_real_tables_decodes(hudi_tables):
             assert stat.file_id and stat.path.rsplit("/", 1)[-1].lstrip(".").startswith(
                 stat.file_id
             )
+
+
+def test_the_schema_alone_is_the_schema_of_the_whole_commit_metadata(hudi_tables):
+    files = write_files(hudi_tables, completed=True)
+    for _, path, _ in files:
+        data = path.read_bytes()
+        assert decode_commit_schema(data) == decode_commit_metadata(data).schema, path
+    assert decode_commit_schema(b"") is None
+    with pytest.raises(CorruptFileError, match="the commit"):
+        decode_commit_schema(b"[1]", what="the commit")
+
+
+def test_the_schema_alone_does_not_decode_write_stats():
+    data = json.dumps({"partitionToWriteStats": {"p": [5]}, "extraMetadata": {"schema": "S"}})
+    with pytest.raises(TypeError):  # a stat that is not an object: only a full decode sees it
+        decode_commit_metadata(data.encode())
+    assert decode_commit_schema(data.encode()) == "S"
 
 
 def test_every_inflight_workload_profile_of_the_real_tables_decodes(hudi_tables):

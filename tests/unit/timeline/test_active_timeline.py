@@ -108,6 +108,17 @@ def test_real_timeline_loads_with_expected_completed_instants(hudi_tables, name)
     assert active.timeline.times() == sorted(active.timeline.times())
 
 
+@pytest.mark.parametrize("name", ["cow__v6_nonpartitioned", "mor_avro__v8_trips_8i3u1d"])
+def test_commit_schema_is_the_schema_of_the_commit_metadata(hudi_tables, name):
+    alone, full = load_real(hudi_tables[name]), load_real(hudi_tables[name])
+    commits = alone.timeline.commits().instants
+    assert commits
+    for instant in commits:  # `alone` never decodes the write stats, `full` does first
+        assert alone.commit_schema(instant) == full.commit_metadata(instant).schema, instant
+        assert full.commit_schema(instant) == alone.commit_schema(instant)
+        assert alone.commit_schema(instant), instant
+
+
 def test_real_v8_timeline_carries_completion_times(hudi_tables):
     active = load_real(hudi_tables["mor_avro__v8_trips_8i3u1d"])
     assert active.layout_version == 2

@@ -1,0 +1,182 @@
+"""The metadata table (issue 13): what maintaining it costs a write, and what it buys.
+
+* `mdt_write_overhead`: the 10% + 2% upsert into the 2M-row table with the metadata table (`files`,
+  and `column_stats` / `record_index` as far as the writer builds them: the result's `partitions`
+  is `hoodie.table.metadata.partitions` after the write) vs the same upsert without one;
+* `record_index_upsert`: a 1% upsert (random existing keys) with `hoodie.index.type=RECORD_INDEX`
+  vs `SIMPLE`, into copies of the same metadata-table-enabled table (both maintain it);
+* `data_skipping_selective_read`: a `ts` range matching 0.1% of rows on a table written sorted by
+  (partition, `ts`) in 200 range-partitioned tasks (~210 base files; the range overlaps one file per
+  partition), read with `hoodie.enable.data.skipping=true` vs `spark.read.parquet` of all its files
+  with the same filter (the two answers are compared first);
+* `planning_many_partitions`: snapshot planning (`TableContext.open` + `plan_read`, the planner
+  `pyhudi.read` calls; no data read) of a 2,000-partition table listed through the metadata table
+  vs listed on storage (`hoodie.metadata.enable=false` in the read options). This table is
+  2,000 partitions x 5 rows whatever `PYHUDI_BENCH_ROWS` says (the plans are compared first).
+
+Measures that need a metadata partition the writer does not build yet are `Skipped`, naming it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import pyhudi
+from bench.common import (
+    HUDI_OPTIONS,
+    ROWS,
+    Measure,
+    Skipped,
+    fresh,
+    materialize,
+    median_pair,
+    path,
+    source_data,
+    upsert_batch,
+)
+from pyhudi.reader.planner import plan_read
+from pyhudi.table.context import TableContext
+
+MDT = {
+    **HUDI_OPTIONS,
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.record.index.enable": "true",
+}
+NO_MDT = {**HUDI_OPTIONS, "hoodie.metadata.enable": "false"}
+SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
+SORTED_FILES = 200
+PLANNING_PARTITIONS = 2000
+ROWS_PER_PLANNING_PARTITION = 5
+FIRST_TS = 1_700_000_000_000_000  # bench.common.source_data: ts = FIRST_TS + id * 1000
+
+
+@dataclass(frozen=True)
+class MetadataMeasure(Measure):
+    #: `hoodie.table.metadata.partitions` of the table measured (what the writer really built).
+    partitions: tuple[str, ...] = ()
+    #: data skipping: base files the filtered read plans, of all the table's base files.
+    files_read: int | None = None
+    files: int | None = None
+
+
+def run(spark: SparkSession) -> dict[str, Measure | Skipped]:
+    source = materialize(spark, source_data(spark), path("source"))
+    batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
+    one_pct = materialize(spark, _updates(spark, 0.01), path("upsert_1pct"))
+    _write(source, fresh(path("mdt_base")), MDT, "bulk_insert")
+    _write(source, fresh(path("no_mdt_base")), NO_MDT, "bulk_insert")
+    return {
+        "mdt_write_overhead": write_overhead(batch),
+        "record_index_upsert": record_index_upsert(one_pct),
+        "data_skipping_selective_read": data_skipping_read(spark, source),
+        "planning_many_partitions": planning(spark),
+    }
+
+
+def _updates(spark: SparkSession, fraction: float) -> DataFrame:
+    """`fraction` of the existing keys at random, with a later `ts` and a new fare."""
+    return (
+        source_data(spark)
+        .sample(fraction=fraction, seed=43)
+        .withColumn("ts", F.col("ts") + 1)
+        .withColumn("fare", F.col("fare") + 1)
+    )
+
+
+def _write(df: DataFrame, target: str, options: dict[str, str], operation: str) -> None:
+    pyhudi.write(df, target, {**options, "hoodie.datasource.write.operation": operation})
+
+
+def _built(table: str) -> tuple[str, ...]:
+    return TableContext.open(table).config.metadata_partitions
+
+
+def _copy(*pairs: tuple[str, str]) -> None:
+    """Fresh copies of base tables: (name, copy name) pairs under the work folder."""
+    for name, to in pairs:
+        shutil.copytree(path(name), fresh(path(to)))
+
+
+def write_overhead(batch: DataFrame) -> Measure:
+    ours, theirs = median_pair(
+        lambda run: _copy(("mdt_base", "mdt_upsert"), ("no_mdt_base", "no_mdt_upsert")),
+        lambda run: _write(batch, path("mdt_upsert"), MDT, "upsert"),
+        lambda run: _write(batch, path("no_mdt_upsert"), NO_MDT, "upsert"),
+    )
+    return MetadataMeasure(ours, theirs, target=1.15, partitions=_built(path("mdt_upsert")))
+
+
+def record_index_upsert(batch: DataFrame) -> Measure | Skipped:
+    built = _built(path("mdt_base"))
+    if "record_index" not in built:
+        return Skipped(f"no record_index partition written (built: {', '.join(built) or 'none'})")
+    ours, theirs = median_pair(
+        lambda run: _copy(("mdt_base", "ri_upsert"), ("mdt_base", "simple_upsert")),
+        lambda run: _write(
+            batch, path("ri_upsert"), {**MDT, "hoodie.index.type": "RECORD_INDEX"}, "upsert"
+        ),
+        lambda run: _write(
+            batch, path("simple_upsert"), {**MDT, "hoodie.index.type": "SIMPLE"}, "upsert"
+        ),
+    )
+    return MetadataMeasure(ours, theirs, target=0.5, partitions=built)
+
+
+def data_skipping_read(spark: SparkSession, source: DataFrame) -> Measure | Skipped:
+    table = fresh(path("mdt_sorted"))
+    layout = source.repartitionByRange(SORTED_FILES, "part", "ts").sortWithinPartitions(
+        "part", "ts"
+    )
+    _write(layout, table, MDT, "bulk_insert")
+    built = _built(table)
+    if "column_stats" not in built:
+        return Skipped(f"no column_stats partition written (built: {', '.join(built) or 'none'})")
+    low = FIRST_TS + (ROWS // 2) * 1000
+    high = low + max(1, ROWS // 1000) * 1000  # 0.1% of the ids, so of the rows
+    filters = [("ts", ">=", low), ("ts", "<", high)]
+    ctx = TableContext.open(table)
+    files = [ctx.storage.uri(ctx.path(s.base_file.relative_path)) for s in plan_read(ctx).base_only]  # type: ignore[union-attr]
+    condition = (F.col("ts") >= low) & (F.col("ts") < high)
+
+    def query(df: DataFrame) -> list:
+        return df.filter(condition).agg(F.count(F.lit(1)), F.sum("fare")).collect()
+
+    ours = query(pyhudi.read(spark, table, SKIPPING, filters=filters))
+    if ours != query(spark.read.parquet(*files)):
+        raise AssertionError(f"data skipping read {ours} differs from the plain read")
+    mine, theirs = median_pair(
+        lambda run: None,
+        lambda run: query(pyhudi.read(spark, table, SKIPPING, filters=filters)),
+        lambda run: query(spark.read.parquet(*files)),
+        runs=5,
+    )
+    kept = len(plan_read(ctx, SKIPPING, filters).base_only)
+    return MetadataMeasure(
+        mine, theirs, target=0.2, runs=5, partitions=built, files_read=kept, files=len(files)
+    )
+
+
+def planning(spark: SparkSession) -> Measure:
+    table = fresh(path("mdt_partitions"))
+    row_id = ((F.col("ts") - F.lit(FIRST_TS)) / 1000).cast("long")
+    rows = source_data(spark, PLANNING_PARTITIONS * ROWS_PER_PLANNING_PARTITION).withColumn(
+        "part", F.format_string("d%04d", row_id % PLANNING_PARTITIONS)
+    )
+    _write(rows.coalesce(1), table, MDT, "bulk_insert")
+
+    def plan(enabled: str) -> int:
+        ctx = TableContext.open(table)
+        return len(plan_read(ctx, {"hoodie.metadata.enable": enabled}).base_only)
+
+    listed, from_mdt = plan("false"), plan("true")
+    if listed != from_mdt or listed < PLANNING_PARTITIONS:
+        raise AssertionError(f"plans differ: {from_mdt} slices via the metadata table, {listed}")
+    ours, theirs = median_pair(
+        lambda run: None, lambda run: plan("true"), lambda run: plan("false"), runs=5
+    )
+    return MetadataMeasure(ours, theirs, target=0.2, runs=5, partitions=_built(table))
