@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.helpers.mdt_builder import MDT_PROPS
 
 from pyhudi.codec.log.writer import encode_blocks, hfile_data_block, rollback_block
 from pyhudi.codec.metadata_hfile import (
@@ -25,17 +26,6 @@ from pyhudi.table.context import TableContext
 T1, T2 = "20240418172802262", "20240418172804498"  # the fixture's two commits
 ROLLED_BACK, ROLLBACK, FAILED = "20240418172803000", "20240418172803500", "20240418172805000"
 INIT = "00000000000000010"  # Hudi 0.14's metadata-table initialisation instant
-MDT_PROPS = {
-    "hoodie.table.name": "v6_simplekeygen_nonhivestyle_metadata",
-    "hoodie.table.type": "MERGE_ON_READ",
-    "hoodie.table.version": "6",
-    "hoodie.timeline.layout.version": "1",
-    "hoodie.table.base.file.format": "HFILE",
-    "hoodie.table.recordkey.fields": "key",
-    "hoodie.populate.meta.fields": "false",
-    "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
-    "hoodie.archivelog.folder": "archived",
-}
 
 
 def _disk(root: Path, instants: set[str]) -> dict[str, dict[str, int]]:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.helpers.mdt_builder import MDT_PROPS as BUILDER_PROPS
 
 import pyhudi
 from pyhudi.codec.log.writer import delete_block, encode_blocks, hfile_data_block
@@ -30,17 +31,7 @@ INIT = "00000000000000010"
 GROUPS = 3
 FID = "6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0"
 MOVED_TO = "0a6b1f5e-0000-4000-8000-000000000001-0"
-MDT_PROPS = {
-    "hoodie.table.name": "t_metadata",
-    "hoodie.table.type": "MERGE_ON_READ",
-    "hoodie.table.version": "6",
-    "hoodie.timeline.layout.version": "1",
-    "hoodie.table.base.file.format": "HFILE",
-    "hoodie.table.recordkey.fields": "key",
-    "hoodie.populate.meta.fields": "false",
-    "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
-    "hoodie.archivelog.folder": "archived",
-}
+MDT_PROPS = {**BUILDER_PROPS, "hoodie.table.name": "t_metadata"}
 KEYS = [f"key-{i:03d}" for i in range(600)]  # 200 per group: 5 keys seek, all keys scan
 
 
