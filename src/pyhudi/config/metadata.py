@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyhudi.config.options import boolean
+from pyhudi.config.options import boolean, integer
 
 METADATA_ENABLE = boolean(
     "hoodie.metadata.enable",
@@ -18,3 +18,21 @@ METADATA_TABLE_NAME_SUFFIX = "_metadata"
 METADATA_PAYLOAD_CLASS = "org.apache.hudi.metadata.HoodieMetadataPayload"
 METADATA_KEY_GENERATOR_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 METADATA_RECORD_KEY_FIELD = "key"
+
+RECORD_INDEX_ENABLE = boolean(
+    "hoodie.metadata.record.index.enable",
+    False,
+    "Build and maintain the metadata table's `record_index` partition (record key -> partition "
+    "and file group) inside every write; needs `hoodie.metadata.enable`. Unset keeps and maintains "
+    "a record index the table has; false drops it (with a warning).",
+)
+RECORD_INDEX_MIN_FILE_GROUP_COUNT = integer(
+    "hoodie.metadata.record.index.min.filegroup.count",
+    10,
+    "Fewest `record_index` file groups created when the record index is initialised.",
+)
+RECORD_INDEX_MAX_FILE_GROUP_COUNT = integer(
+    "hoodie.metadata.record.index.max.filegroup.count",
+    10000,
+    "Most `record_index` file groups created when the record index is initialised.",
+)

@@ -27,14 +27,25 @@ from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
 from pyhudi.metadata.deltacommit import (
+    FILES_FILE_GROUP,
     FILES_PARTITION,
+    GroupWrite,
     discard_deltacommit,
     write_base_deltacommit,
-    write_log_deltacommit,
+    write_base_groups,
+    write_log_groups,
 )
 from pyhudi.metadata.files_records import clean_files_records
+from pyhudi.metadata.index_records import RECORD_INDEX_PARTITION
 from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.record_index_writer import (
+    initial_record_index,
+    maintains_record_index,
+    record_index_setting,
+    record_index_updates,
+)
 from pyhudi.metadata.validation import committed_data_files
+from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import TableType
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
@@ -56,7 +67,14 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
     setting = metadata_enable_setting(options)
     if setting is not None:
         return setting
-    return FILES_PARTITION in ctx.config.metadata_partitions
+    return FILES_PARTITION in ctx.config.metadata_partitions or bool(record_index_setting(options))
+
+
+def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
+    """The metadata partitions a write with `options` keeps (the others are disabled)."""
+    if maintains_record_index(ctx, options):
+        return (FILES_PARTITION, RECORD_INDEX_PARTITION)
+    return (FILES_PARTITION,)
 
 
 def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> None:
@@ -65,23 +83,50 @@ def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> Non
     deltacommits of data instants that are gone (rolled back)."""
     setting = metadata_enable_setting(options)
     built = FILES_PARTITION in ctx.config.metadata_partitions
-    if setting is False or (setting is None and not built):
+    if setting is False or (setting is None and not built and not record_index_setting(options)):
         disable_metadata_table(ctx)
         return
     if built and metadata_table_readable(ctx):
-        drop_unmaintained_partitions(ctx)
+        drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
 
 
 def commit_to_metadata_table(
-    ctx: TableContext, instant_time: str, records: Sequence[MetadataRecord]
+    ctx: TableContext,
+    instant_time: str,
+    records: Sequence[MetadataRecord],
+    commit: CommitMetadata | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> None:
-    """Write the `files` records of data instant `instant_time` as a metadata-table deltacommit,
-    initialising the metadata table first when the table has none."""
+    """Write the `files` records of data instant `instant_time` (and, when maintained, the record
+    index changes of its `commit`) as one metadata-table deltacommit, initialising the metadata
+    table (and the record index) first when the table has none."""
+    options = options or {}
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         initialise_metadata_table(ctx)
-    else:
-        drop_unmaintained_partitions(ctx)
-    write_log_deltacommit(_open(ctx), instant_time, records)
+    keep = maintained_partitions(ctx, options)
+    drop_unmaintained_partitions(ctx, keep)
+    groups = [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
+    if RECORD_INDEX_PARTITION in keep:
+        if RECORD_INDEX_PARTITION not in ctx.config.metadata_partitions:
+            initialise_record_index(ctx, options)
+        if commit is not None:
+            count = len(_open(ctx).view().file_groups(None, [RECORD_INDEX_PARTITION]))
+            groups += record_index_updates(ctx, instant_time, commit, count)
+    write_log_groups(_open(ctx), instant_time, groups)
+
+
+def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
+    """Build the metadata table and its record index now when the write enables them and the
+    table has none yet (as Hudi initialises them before the write), so a write with
+    `hoodie.index.type=RECORD_INDEX` can tag its records (the caller holds the table lock)."""
+    if not record_index_setting(options) or metadata_enable_setting(options) is False:
+        return
+    if RECORD_INDEX_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        return
+    if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
+        initialise_metadata_table(ctx)
+    drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
+    initialise_record_index(ctx, options)
 
 
 def commit_clean_to_metadata_table(
@@ -133,6 +178,31 @@ def initialise_metadata_table(ctx: TableContext) -> str:
     return init_time
 
 
+def initialise_record_index(ctx: TableContext, options: Mapping[str, str]) -> str:
+    """Build the `record_index` partition from the latest snapshot (the metadata table exists);
+    its init instant is the first unused of `<latest data instant>010`, `011`, ..."""
+    mdt = _open(ctx)
+    ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: RECORD_INDEX_PARTITION})
+    base = init_instant_time(ctx)[: -len(INIT_TIME_SUFFIX)]
+    taken = set(mdt.active.reload().timeline.times())
+    offset = next(i for i in range(1000) if _init_time(base, i) not in taken)
+    init_time = _init_time(base, offset)
+    discard_deltacommit(mdt, init_time)
+    ctx.storage.delete_dir(mdt.partition_path(RECORD_INDEX_PARTITION))  # a failed attempt's
+    write_base_groups(mdt, init_time, initial_record_index(ctx, options))
+    partitions = ",".join(dict.fromkeys([*ctx.config.metadata_partitions, RECORD_INDEX_PARTITION]))
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+    log.info("initialised the record index of %s at %s", ctx.base_path, init_time)
+    return init_time
+
+
+def _init_time(base: str, offset: int) -> str:
+    """Hudi's `createIndexInitTimestamp(base, offset)`."""
+    return f"{base}{int(INIT_TIME_SUFFIX) + offset:03d}"
+
+
 def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
     """The metadata table's `hoodie.properties` (Hudi 0.14 `initializeMetaClient`, version 6)."""
     return {
@@ -152,22 +222,27 @@ def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
 # ---- keeping it consistent ---------------------------------------------------------------------
 
 
-def drop_unmaintained_partitions(ctx: TableContext) -> None:
-    """Disable, with a WARNING naming them, the metadata partitions pyhudi cannot maintain yet."""
-    others = [p for p in metadata_partition_names(ctx) if p != FILES_PARTITION]
+def drop_unmaintained_partitions(
+    ctx: TableContext, keep: Sequence[str] = (FILES_PARTITION,)
+) -> None:
+    """Disable, with a WARNING naming them, the metadata partitions not in `keep` (the ones pyhudi
+    cannot maintain yet, or a record index the write disables)."""
+    others = [p for p in metadata_partition_names(ctx) if p not in keep]
     if not others:
         return
     log.warning(
-        "disabling metadata partitions of %s that pyhudi does not maintain yet: %s (removed from "
-        "%s and deleted; Hudi rebuilds them when it next writes with them enabled)",
+        "disabling metadata partitions of %s that pyhudi does not maintain (yet, or as this "
+        "write is configured): %s (removed from %s and deleted; Hudi rebuilds them when it next "
+        "writes with them enabled)",
         ctx.base_path,
         ", ".join(others),
         tkeys.METADATA_PARTITIONS.key,
     )
     for name in others:
         ctx.storage.delete_dir(f"{metadata_table_path(ctx)}/{name}")
+    kept = [p for p in ctx.config.metadata_partitions if p in keep]
     ctx.update_properties(
-        {tkeys.METADATA_PARTITIONS.key: FILES_PARTITION, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+        {tkeys.METADATA_PARTITIONS.key: ",".join(kept), tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )
 
 
