@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyhudi.config.options import boolean, integer
+from pyhudi.config.options import boolean, integer, string_list
 
 METADATA_ENABLE = boolean(
     "hoodie.metadata.enable",
@@ -35,4 +35,21 @@ RECORD_INDEX_MAX_FILE_GROUP_COUNT = integer(
     "hoodie.metadata.record.index.max.filegroup.count",
     10000,
     "Most `record_index` file groups created when the record index is initialised.",
+)
+COLUMN_STATS_ENABLE = boolean(
+    "hoodie.metadata.index.column.stats.enable",
+    False,
+    "Build and maintain the metadata table's `column_stats` partition (per base file and column: "
+    "min, max, null and value counts, sizes) inside every write; needs `hoodie.metadata.enable`. "
+    "Unset keeps and maintains one the table has; false drops it (with a warning).",
+)
+COLUMN_STATS_COLUMN_LIST = string_list(
+    "hoodie.metadata.index.column.stats.column.list",
+    None,
+    "Columns `column_stats` indexes (default: every top-level column, meta fields included).",
+)
+COLUMN_STATS_FILE_GROUP_COUNT = integer(
+    "hoodie.metadata.index.column.stats.file.group.count",
+    2,
+    "File groups of the `column_stats` partition, fixed when it is initialised.",
 )

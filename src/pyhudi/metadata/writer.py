@@ -26,6 +26,13 @@ from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
+from pyhudi.metadata.column_stats_writer import (
+    clean_column_stats_updates,
+    column_stats_setting,
+    column_stats_updates,
+    initial_column_stats,
+    maintains_column_stats,
+)
 from pyhudi.metadata.deltacommit import (
     FILES_FILE_GROUP,
     FILES_PARTITION,
@@ -36,7 +43,7 @@ from pyhudi.metadata.deltacommit import (
     write_log_groups,
 )
 from pyhudi.metadata.files_records import clean_files_records
-from pyhudi.metadata.index_records import RECORD_INDEX_PARTITION
+from pyhudi.metadata.index_records import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
 from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
 from pyhudi.metadata.record_index_writer import (
     initial_record_index,
@@ -67,14 +74,19 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
     setting = metadata_enable_setting(options)
     if setting is not None:
         return setting
-    return FILES_PARTITION in ctx.config.metadata_partitions or bool(record_index_setting(options))
+    return FILES_PARTITION in ctx.config.metadata_partitions or _index_enabled(options)
+
+
+def _index_enabled(options: Mapping[str, str]) -> bool:
+    return bool(record_index_setting(options) or column_stats_setting(options))
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
     """The metadata partitions a write with `options` keeps (the others are disabled)."""
-    if maintains_record_index(ctx, options):
-        return (FILES_PARTITION, RECORD_INDEX_PARTITION)
-    return (FILES_PARTITION,)
+    keep = [FILES_PARTITION]
+    keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
+    keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
+    return tuple(keep)
 
 
 def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> None:
@@ -83,7 +95,7 @@ def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> Non
     deltacommits of data instants that are gone (rolled back)."""
     setting = metadata_enable_setting(options)
     built = FILES_PARTITION in ctx.config.metadata_partitions
-    if setting is False or (setting is None and not built and not record_index_setting(options)):
+    if setting is False or (setting is None and not built and not _index_enabled(options)):
         disable_metadata_table(ctx)
         return
     if built and metadata_table_readable(ctx):
@@ -96,6 +108,7 @@ def commit_to_metadata_table(
     records: Sequence[MetadataRecord],
     commit: CommitMetadata | None = None,
     options: Mapping[str, str] | None = None,
+    extra: Sequence[GroupWrite] = (),
 ) -> None:
     """Write the `files` records of data instant `instant_time` (and, when maintained, the record
     index changes of its `commit`) as one metadata-table deltacommit, initialising the metadata
@@ -106,13 +119,35 @@ def commit_to_metadata_table(
     keep = maintained_partitions(ctx, options)
     drop_unmaintained_partitions(ctx, keep)
     groups = [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
-    if RECORD_INDEX_PARTITION in keep:
-        if RECORD_INDEX_PARTITION not in ctx.config.metadata_partitions:
-            initialise_record_index(ctx, options)
-        if commit is not None:
-            count = len(_open(ctx).view().file_groups(None, [RECORD_INDEX_PARTITION]))
-            groups += record_index_updates(ctx, instant_time, commit, count)
+    for name in keep[1:]:
+        if name not in ctx.config.metadata_partitions:
+            initialise_index_partition(ctx, name, options)
+    if commit is not None:
+        groups += _index_updates(ctx, instant_time, commit, keep, options)
+    groups += [g for g in extra if g.partition in keep]
     write_log_groups(_open(ctx), instant_time, groups)
+
+
+def _index_updates(
+    ctx: TableContext,
+    instant_time: str,
+    commit: CommitMetadata,
+    keep: Sequence[str],
+    options: Mapping[str, str],
+) -> list[GroupWrite]:
+    """The `column_stats` and `record_index` changes of a data instant."""
+    groups: list[GroupWrite] = []
+    if COLUMN_STATS_PARTITION in keep:
+        count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
+        groups += column_stats_updates(ctx, commit, options, count)
+    if RECORD_INDEX_PARTITION in keep:
+        count = _file_group_count(ctx, RECORD_INDEX_PARTITION)
+        groups += record_index_updates(ctx, instant_time, commit, count)
+    return groups
+
+
+def _file_group_count(ctx: TableContext, partition: str) -> int:
+    return len(_open(ctx).view().file_groups(None, [partition]))
 
 
 def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
@@ -126,7 +161,7 @@ def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         initialise_metadata_table(ctx)
     drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
-    initialise_record_index(ctx, options)
+    initialise_index_partition(ctx, RECORD_INDEX_PARTITION, options)
 
 
 def commit_clean_to_metadata_table(
@@ -136,7 +171,11 @@ def commit_clean_to_metadata_table(
     when the table maintains a `files` partition. True when written."""
     if FILES_PARTITION not in ctx.config.metadata_partitions or not has_metadata_table(ctx):
         return False
-    commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata))
+    extra: list[GroupWrite] = []
+    if COLUMN_STATS_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
+        extra = clean_column_stats_updates(ctx, clean_metadata, {}, count)
+    commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata), extra=extra)
     return True
 
 
@@ -178,23 +217,27 @@ def initialise_metadata_table(ctx: TableContext) -> str:
     return init_time
 
 
-def initialise_record_index(ctx: TableContext, options: Mapping[str, str]) -> str:
-    """Build the `record_index` partition from the latest snapshot (the metadata table exists);
-    its init instant is the first unused of `<latest data instant>010`, `011`, ..."""
+def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[str, str]) -> str:
+    """Build index partition `name` (`record_index` from the latest snapshot, `column_stats` from
+    the committed base files) in the existing metadata table; its init instant is the first
+    unused of `<latest data instant>010`, `011`, ..."""
     mdt = _open(ctx)
-    ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: RECORD_INDEX_PARTITION})
+    ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: name})
     base = init_instant_time(ctx)[: -len(INIT_TIME_SUFFIX)]
     taken = set(mdt.active.reload().timeline.times())
     offset = next(i for i in range(1000) if _init_time(base, i) not in taken)
     init_time = _init_time(base, offset)
-    discard_deltacommit(mdt, init_time)
-    ctx.storage.delete_dir(mdt.partition_path(RECORD_INDEX_PARTITION))  # a failed attempt's
-    write_base_groups(mdt, init_time, initial_record_index(ctx, options))
-    partitions = ",".join(dict.fromkeys([*ctx.config.metadata_partitions, RECORD_INDEX_PARTITION]))
+    ctx.storage.delete_dir(mdt.partition_path(name))  # a failed attempt's
+    if name == RECORD_INDEX_PARTITION:
+        groups = initial_record_index(ctx, options)
+    else:
+        groups = initial_column_stats(ctx, options, committed_data_files(ctx.view(), None))
+    write_base_groups(mdt, init_time, groups)
+    partitions = ",".join(dict.fromkeys([*ctx.config.metadata_partitions, name]))
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )
-    log.info("initialised the record index of %s at %s", ctx.base_path, init_time)
+    log.info("initialised metadata partition %s of %s at %s", name, ctx.base_path, init_time)
     return init_time
 
 

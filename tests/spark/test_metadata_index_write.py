@@ -1,4 +1,5 @@
-"""Writes with `hoodie.metadata.record.index.enable=true` keep the `record_index` partition exact.
+"""Writes with `hoodie.metadata.record.index.enable=true` keep the `record_index` partition exact
+(and with `hoodie.metadata.index.column.stats.enable=true` the `column_stats` one).
 
 After inserts, upserts, deletes, insert_overwrite, compaction, clustering, clean and a failed
 write, on COW and MOR: the validator (its record_index check compares every key with the snapshot)
@@ -26,6 +27,7 @@ RI = {
     "hoodie.metadata.record.index.min.filegroup.count": "3",
     "hoodie.metadata.record.index.max.filegroup.count": "3",
 }
+CS = {"hoodie.metadata.index.column.stats.enable": "true"}
 COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path", "uuid", "city", "ts", "fare"]
 
 
@@ -46,6 +48,7 @@ def _check(spark, path: str, count: int) -> list[dict]:
     assert RECORD_INDEX_PARTITION in ctx.config.metadata_partitions
     report = validate(path)
     assert RECORD_INDEX_PARTITION in report.checks
+    assert ("column_stats" in report.checks) == ("column_stats" in ctx.config.metadata_partitions)
     assert report.differences == ()
     got = _rows(spark, path)
     assert len(got) == count
@@ -97,19 +100,20 @@ def test_enabling_on_an_existing_table_initialises_from_its_snapshot(spark, tmp_
     options = {**trips_options(), "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
     _write(spark, path, trips(0, 9), options, "insert")
     second = _write(spark, path, trips(3, 9, ts=2), options, "upsert")  # log files
-    _write(
-        spark, path, trips(20, 3), {**options, **RI, "hoodie.index.type": "RECORD_INDEX"}, "upsert"
-    )
+    enable = {**options, **RI, **CS, "hoodie.index.type": "RECORD_INDEX"}
+    _write(spark, path, trips(20, 3), enable, "upsert")
     mdt = MetadataTable.open(TableContext.open(path)).table
     times = [i.time for i in mdt.active.timeline.completed()]
-    assert times[:2] == [second.instant_time + "010", second.instant_time + "011"]
+    # record_index before the write tags its records, then column_stats at its commit
+    assert times[:3] == [second.instant_time + s for s in ("010", "011", "012")]
+    assert {"column_stats", "record_index"} <= set(validate(path).checks)
     _check(spark, path, 15)
     # unset: kept and maintained; explicitly false: dropped with the partition list updated
     _write(spark, path, trips(30, 3), options, "insert")
     _check(spark, path, 18)
     off = {**options, "hoodie.metadata.record.index.enable": "false"}
     _write(spark, path, trips(40, 3), off, "insert")
-    assert TableContext.open(path).config.metadata_partitions == ("files",)
+    assert TableContext.open(path).config.metadata_partitions == ("files", "column_stats")
     assert validate(path).differences == ()
 
 
@@ -118,6 +122,7 @@ def test_services_and_a_failed_write_keep_the_record_index_exact(spark, tmp_path
     options = {
         **trips_options(),
         **RI,
+        **CS,
         "hoodie.index.type": "RECORD_INDEX",
         "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.parquet.small.file.limit": "0",
@@ -160,3 +165,39 @@ def _fail_at(point: str):  # type: ignore[no-untyped-def]
             raise _Failed(name)
 
     return fail
+
+
+def test_column_stats_are_maintained_and_data_skipping_keeps_the_rows(spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "cs")
+    options = {
+        **trips_options(),
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": "true",
+        "hoodie.parquet.small.file.limit": "0",
+    }
+    for i in range(3):  # uuid ranges per file: id-000i0 .. id-000i9
+        _write(spark, path, trips(i * 10, 10, city="sf"), options, "insert")
+    _write(spark, path, trips(0, 4, ts=2, city="sf"), options, "upsert")
+    ctx = TableContext.open(path)
+    assert "column_stats" in ctx.config.metadata_partitions
+    report = validate(path)
+    assert "column_stats" in report.checks and report.differences == ()
+    pyhudi.HudiTable(path).clean(
+        {
+            "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+            "hoodie.cleaner.fileversions.retained": "1",
+        }
+    )
+    assert validate(path).differences == ()
+    pyhudi.register(spark)
+    on = {"hoodie.enable.data.skipping": "true"}
+    condition = F.col("uuid") >= "id-00025"  # not floats: NaN is outside parquet min/max
+    expected = sorted(r["uuid"] for r in hudi_rs_table(path).to_pylist() if r["uuid"] >= "id-00025")
+    assert len(expected) == 5
+    plain = spark.read.format("hudi").load(path).filter(condition)
+    skipping = spark.read.format("hudi").options(**on).load(path).filter(condition)
+    assert sorted(r["uuid"] for r in skipping.collect()) == expected
+    assert sorted(r["uuid"] for r in plain.collect()) == expected
+    assert skipping.rdd.getNumPartitions() < plain.rdd.getNumPartitions()
