@@ -27,7 +27,10 @@ RI = {
     "hoodie.metadata.record.index.min.filegroup.count": "3",
     "hoodie.metadata.record.index.max.filegroup.count": "3",
 }
-CS = {"hoodie.metadata.index.column.stats.enable": "true"}
+CS = {
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.bloom.filter.enable": "true",
+}
 COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path", "uuid", "city", "ts", "fare"]
 
 
@@ -48,7 +51,8 @@ def _check(spark, path: str, count: int) -> list[dict]:
     assert RECORD_INDEX_PARTITION in ctx.config.metadata_partitions
     report = validate(path)
     assert RECORD_INDEX_PARTITION in report.checks
-    assert ("column_stats" in report.checks) == ("column_stats" in ctx.config.metadata_partitions)
+    for name in ("column_stats", "bloom_filters"):
+        assert (name in report.checks) == (name in ctx.config.metadata_partitions)
     assert report.differences == ()
     got = _rows(spark, path)
     assert len(got) == count
@@ -106,14 +110,18 @@ def test_enabling_on_an_existing_table_initialises_from_its_snapshot(spark, tmp_
     times = [i.time for i in mdt.active.timeline.completed()]
     # record_index before the write tags its records, then column_stats at its commit
     assert times[:3] == [second.instant_time + s for s in ("010", "011", "012")]
-    assert {"column_stats", "record_index"} <= set(validate(path).checks)
+    assert {"column_stats", "bloom_filters", "record_index"} <= set(validate(path).checks)
     _check(spark, path, 15)
     # unset: kept and maintained; explicitly false: dropped with the partition list updated
     _write(spark, path, trips(30, 3), options, "insert")
     _check(spark, path, 18)
     off = {**options, "hoodie.metadata.record.index.enable": "false"}
     _write(spark, path, trips(40, 3), off, "insert")
-    assert TableContext.open(path).config.metadata_partitions == ("files", "column_stats")
+    assert TableContext.open(path).config.metadata_partitions == (
+        "files",
+        "column_stats",
+        "bloom_filters",
+    )
     assert validate(path).differences == ()
 
 
@@ -174,7 +182,7 @@ def test_column_stats_are_maintained_and_data_skipping_keeps_the_rows(spark, tmp
     options = {
         **trips_options(),
         "hoodie.metadata.enable": "true",
-        "hoodie.metadata.index.column.stats.enable": "true",
+        **CS,
         "hoodie.parquet.small.file.limit": "0",
     }
     for i in range(3):  # uuid ranges per file: id-000i0 .. id-000i9
@@ -183,7 +191,7 @@ def test_column_stats_are_maintained_and_data_skipping_keeps_the_rows(spark, tmp
     ctx = TableContext.open(path)
     assert "column_stats" in ctx.config.metadata_partitions
     report = validate(path)
-    assert "column_stats" in report.checks and report.differences == ()
+    assert {"column_stats", "bloom_filters"} <= set(report.checks) and report.differences == ()
     pyhudi.HudiTable(path).clean(
         {
             "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",

@@ -53,3 +53,15 @@ COLUMN_STATS_FILE_GROUP_COUNT = integer(
     2,
     "File groups of the `column_stats` partition, fixed when it is initialised.",
 )
+BLOOM_FILTER_ENABLE = boolean(
+    "hoodie.metadata.index.bloom.filter.enable",
+    False,
+    "Build and maintain the metadata table's `bloom_filters` partition (each base file's footer "
+    "bloom filter) inside every write; needs `hoodie.metadata.enable`. Unset keeps and maintains "
+    "one the table has; false drops it (with a warning).",
+)
+BLOOM_FILTER_FILE_GROUP_COUNT = integer(
+    "hoodie.metadata.index.bloom.filter.file.group.count",
+    4,
+    "File groups of the `bloom_filters` partition, fixed when it is initialised.",
+)

@@ -26,6 +26,12 @@ from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
+from pyhudi.metadata.bloom_filters_writer import (
+    bloom_filter_updates,
+    clean_bloom_filter_updates,
+    initial_bloom_filters,
+    maintains_bloom_filters,
+)
 from pyhudi.metadata.column_stats_writer import (
     clean_column_stats_updates,
     column_stats_setting,
@@ -43,7 +49,11 @@ from pyhudi.metadata.deltacommit import (
     write_log_groups,
 )
 from pyhudi.metadata.files_records import clean_files_records
-from pyhudi.metadata.index_records import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
+from pyhudi.metadata.index_records import (
+    BLOOM_FILTERS_PARTITION,
+    COLUMN_STATS_PARTITION,
+    RECORD_INDEX_PARTITION,
+)
 from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
 from pyhudi.metadata.record_index_writer import (
     initial_record_index,
@@ -78,13 +88,15 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
 
 
 def _index_enabled(options: Mapping[str, str]) -> bool:
-    return bool(record_index_setting(options) or column_stats_setting(options))
+    bloom = mkeys.BLOOM_FILTER_ENABLE.is_set(options) and mkeys.BLOOM_FILTER_ENABLE.get(options)
+    return bool(record_index_setting(options) or column_stats_setting(options) or bloom)
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
     """The metadata partitions a write with `options` keeps (the others are disabled)."""
     keep = [FILES_PARTITION]
     keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
+    keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
     keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
     return tuple(keep)
 
@@ -140,6 +152,9 @@ def _index_updates(
     if COLUMN_STATS_PARTITION in keep:
         count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
         groups += column_stats_updates(ctx, commit, options, count)
+    if BLOOM_FILTERS_PARTITION in keep:
+        count = _file_group_count(ctx, BLOOM_FILTERS_PARTITION)
+        groups += bloom_filter_updates(ctx, instant_time, commit, count)
     if RECORD_INDEX_PARTITION in keep:
         count = _file_group_count(ctx, RECORD_INDEX_PARTITION)
         groups += record_index_updates(ctx, instant_time, commit, count)
@@ -175,6 +190,9 @@ def commit_clean_to_metadata_table(
     if COLUMN_STATS_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
         count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
         extra = clean_column_stats_updates(ctx, clean_metadata, {}, count)
+    if BLOOM_FILTERS_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        count = _file_group_count(ctx, BLOOM_FILTERS_PARTITION)
+        extra += clean_bloom_filter_updates(instant_time, clean_metadata, count)
     commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata), extra=extra)
     return True
 
@@ -230,6 +248,8 @@ def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[st
     ctx.storage.delete_dir(mdt.partition_path(name))  # a failed attempt's
     if name == RECORD_INDEX_PARTITION:
         groups = initial_record_index(ctx, options)
+    elif name == BLOOM_FILTERS_PARTITION:
+        groups = initial_bloom_filters(ctx, options, committed_data_files(ctx.view(), None))
     else:
         groups = initial_column_stats(ctx, options, committed_data_files(ctx.view(), None))
     write_base_groups(mdt, init_time, groups)
