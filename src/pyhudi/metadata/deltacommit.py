@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.codec.file_names import (
@@ -26,8 +27,9 @@ from pyhudi.codec.file_names import (
     log_file_name,
     parse_log_file,
 )
+from pyhudi.codec.log.delete_content import DeleteRecord
 from pyhudi.codec.log.reader import iter_blocks
-from pyhudi.codec.log.writer import encode_blocks, hfile_data_block
+from pyhudi.codec.log.writer import delete_block, encode_blocks, hfile_data_block
 from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.model.commit import CommitMetadata, WriteStat
@@ -42,44 +44,81 @@ FILES_FILE_GROUP = "files-0000-0"
 _HFILE = ".hfile"
 
 
+@dataclass(frozen=True)
+class GroupWrite:
+    """What one deltacommit writes into one metadata file group: records (an HFILE_DATA_BLOCK, or
+    the base HFile on initialisation) and keys to delete (a DELETE block; logs only)."""
+
+    partition: str
+    file_id: str
+    records: tuple[MetadataRecord, ...] = ()
+    deleted: tuple[DeleteRecord, ...] = ()
+
+
 def write_base_deltacommit(
     mdt: TableContext, instant_time: str, records: Sequence[MetadataRecord]
 ) -> None:
-    """The initialising deltacommit: a new base HFile of `files-0000-0` holding `records`."""
-    name = base_file_name(FILES_FILE_GROUP, DEFAULT_WRITE_TOKEN, instant_time, _HFILE)
-    inflight = _start(mdt, instant_time, WriteOperationType.BULK_INSERT_PREPPED)
-    _marker(mdt, instant_time, name, IOType.CREATE)
-    path = mdt.path(posixpath.join(FILES_PARTITION, name))
-    mdt.storage.create_new(path, write_metadata_hfile(records, base_file_name=name))
-    stat = _stat(name, "null", len(records), _size(mdt, path))
-    _complete(mdt, inflight, stat, WriteOperationType.BULK_INSERT_PREPPED)
+    """The initialising deltacommit of `files`: a new base HFile of `files-0000-0`."""
+    write_base_groups(
+        mdt, instant_time, [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
+    )
+
+
+def write_base_groups(mdt: TableContext, instant_time: str, groups: Sequence[GroupWrite]) -> None:
+    """An initialising deltacommit (BULK_INSERT_PREPPED): one new base HFile per file group."""
+    inflight = _start(mdt, instant_time, WriteOperationType.BULK_INSERT_PREPPED, groups)
+    stats = []
+    for group in groups:
+        name = base_file_name(group.file_id, DEFAULT_WRITE_TOKEN, instant_time, _HFILE)
+        _marker(mdt, instant_time, group.partition, name, IOType.CREATE)
+        path = mdt.path(posixpath.join(group.partition, name))
+        mdt.storage.create_new(path, write_metadata_hfile(group.records, base_file_name=name))
+        stats.append(_stat(group, name, "null", len(group.records), _size(mdt, path)))
+    _complete(mdt, inflight, stats, WriteOperationType.BULK_INSERT_PREPPED)
 
 
 def write_log_deltacommit(
     mdt: TableContext, instant_time: str, records: Sequence[MetadataRecord]
 ) -> None:
-    """A deltacommit at `instant_time`: the next log file of `files-0000-0` with one HFILE block."""
+    """A deltacommit at `instant_time` of `files` only."""
+    write_log_groups(
+        mdt, instant_time, [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
+    )
+
+
+def write_log_groups(mdt: TableContext, instant_time: str, groups: Sequence[GroupWrite]) -> None:
+    """A deltacommit at `instant_time`: the next log file of each file group, with one HFILE
+    block (its records) and one DELETE block (its deleted keys), each only when not empty."""
     discard_deltacommit(mdt, instant_time)
-    base_instant, version = _next_log(mdt)
-    name = log_file_name(FILES_FILE_GROUP, base_instant, version, DEFAULT_WRITE_TOKEN)
-    inflight = _start(mdt, instant_time, WriteOperationType.UPSERT_PREPPED)
-    base_name = base_file_name(FILES_FILE_GROUP, DEFAULT_WRITE_TOKEN, base_instant, _HFILE)
-    _marker(mdt, instant_time, base_name, IOType.APPEND)
-    schema = metadata_schema_json()
-    block = hfile_data_block(instant_time, schema, write_metadata_hfile(records))
-    path = mdt.path(posixpath.join(FILES_PARTITION, name))
-    mdt.storage.create_new(path, encode_blocks([block]))
-    size = _size(mdt, path)
-    stat = _stat(name, base_instant, len(records), size).with_changes(
+    inflight = _start(mdt, instant_time, WriteOperationType.UPSERT_PREPPED, groups)
+    stats = [_append(mdt, instant_time, group) for group in groups]
+    _complete(mdt, inflight, stats, WriteOperationType.UPSERT_PREPPED)
+
+
+def _append(mdt: TableContext, instant_time: str, group: GroupWrite) -> WriteStat:
+    base_instant, version = _next_log(mdt, group.partition, group.file_id)
+    name = log_file_name(group.file_id, base_instant, version, DEFAULT_WRITE_TOKEN)
+    base_name = base_file_name(group.file_id, DEFAULT_WRITE_TOKEN, base_instant, _HFILE)
+    _marker(mdt, instant_time, group.partition, base_name, IOType.APPEND)
+    blocks = []
+    if group.records or not group.deleted:
+        content = write_metadata_hfile(group.records)
+        blocks.append(hfile_data_block(instant_time, metadata_schema_json(), content))
+    if group.deleted:
+        blocks.append(delete_block(instant_time, group.deleted))
+    path = mdt.path(posixpath.join(group.partition, name))
+    mdt.storage.create_new(path, encode_blocks(blocks))
+    written = len(group.records) + len(group.deleted)
+    return _stat(group, name, base_instant, written, _size(mdt, path)).with_changes(
         log_version=version,
         log_offset=0,
         base_file=base_name,
         log_files=(name,),
-        total_log_blocks=1,
-        num_update_writes=len(records),
+        total_log_blocks=len(blocks),
+        num_update_writes=len(group.records),
+        num_deletes=len(group.deleted),
         num_inserts=0,
     )
-    _complete(mdt, inflight, stat, WriteOperationType.UPSERT_PREPPED)
 
 
 def discard_deltacommit(mdt: TableContext, instant_time: str) -> bool:
@@ -108,38 +147,47 @@ def discard_deltacommit(mdt: TableContext, instant_time: str) -> bool:
 # ---- steps -----------------------------------------------------------------------------------------
 
 
-def _start(mdt: TableContext, instant_time: str, operation: WriteOperationType) -> Instant:
+def _start(
+    mdt: TableContext,
+    instant_time: str,
+    operation: WriteOperationType,
+    groups: Sequence[GroupWrite],
+) -> Instant:
     requested = mdt.active.create_requested(instant_time, Action.DELTA_COMMIT)
     profile = encode_commit_metadata(CommitMetadata(operation_type=operation))
-    layout.ensure_partition_metadata(
-        mdt.storage, mdt.partition_path(FILES_PARTITION), FILES_PARTITION, instant_time
-    )
+    for partition in sorted({g.partition for g in groups}):
+        layout.ensure_partition_metadata(
+            mdt.storage, mdt.partition_path(partition), partition, instant_time
+        )
     return mdt.active.transition_to_inflight(requested, profile)
 
 
-def _marker(mdt: TableContext, instant_time: str, name: str, io_type: IOType) -> None:
-    path = layout.marker_path(mdt.base_path, instant_time, FILES_PARTITION, name, io_type)
+def _marker(mdt: TableContext, instant_time: str, partition: str, name: str, io: IOType) -> None:
+    path = layout.marker_path(mdt.base_path, instant_time, partition, name, io)
     mdt.storage.create_new(path)
 
 
-def _stat(name: str, prev_commit: str, records: int, size_bytes: int) -> WriteStat:
+def _stat(group: GroupWrite, name: str, prev_commit: str, records: int, size: int) -> WriteStat:
     return WriteStat(
-        file_id=FILES_FILE_GROUP,
-        path=posixpath.join(FILES_PARTITION, name),
-        partition_path=FILES_PARTITION,
+        file_id=group.file_id,
+        path=posixpath.join(group.partition, name),
+        partition_path=group.partition,
         prev_commit=prev_commit,
         num_writes=records,
         num_inserts=records,
-        total_write_bytes=size_bytes,
-        file_size_bytes=size_bytes,
+        total_write_bytes=size,
+        file_size_bytes=size,
     )
 
 
 def _complete(
-    mdt: TableContext, inflight: Instant, stat: WriteStat, operation: WriteOperationType
+    mdt: TableContext, inflight: Instant, stats: Sequence[WriteStat], operation: WriteOperationType
 ) -> None:
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
     metadata = CommitMetadata(
-        partition_to_write_stats={FILES_PARTITION: (stat,)},
+        partition_to_write_stats={p: tuple(s) for p, s in by_partition.items()},
         operation_type=operation,
         extra_metadata={"schema": metadata_schema_json()},
     )
@@ -147,22 +195,21 @@ def _complete(
     mdt.storage.delete_dir(mdt.marker_folder(inflight.time))
 
 
-def _next_log(mdt: TableContext) -> tuple[str, int]:
-    """(base instant of the latest `files-0000-0` slice, the next log version in it)."""
-    groups = mdt.view().file_groups(None, [FILES_PARTITION], include_replaced=True)
-    group = next((g for g in groups if g.file_id == FILES_FILE_GROUP and g.slices), None)
+def _next_log(mdt: TableContext, partition: str, file_id: str) -> tuple[str, int]:
+    """(base instant of the latest slice of `file_id`, the next log version in it)."""
+    groups = mdt.view().file_groups(None, [partition], include_replaced=True)
+    group = next((g for g in groups if g.file_id == file_id and g.slices), None)
     if group is None:
         raise FileNotFoundError(
-            f"metadata table {mdt.base_path} has no file group {FILES_FILE_GROUP} in "
-            f"'{FILES_PARTITION}'"
+            f"metadata table {mdt.base_path} has no file group {file_id} in '{partition}'"
         )
     latest = group.slices[0]
     # Every log file of the slice counts, also one a failed attempt left (never reuse a name).
     versions = [
         log.version
-        for status in mdt.storage.list_dir(mdt.partition_path(FILES_PARTITION))
-        if (log := parse_log_file(FILES_PARTITION, status.name)) is not None
-        and log.file_id == FILES_FILE_GROUP
+        for status in mdt.storage.list_dir(mdt.partition_path(partition))
+        if (log := parse_log_file(partition, status.name)) is not None
+        and log.file_id == file_id
         and log.base_instant_time == latest.base_instant_time
     ]
     return latest.base_instant_time, max(versions, default=0) + 1
@@ -175,13 +222,15 @@ def _size(mdt: TableContext, path: str) -> int:
 
 
 def _logs_written_by(mdt: TableContext, instant_time: str) -> list[str]:
-    """Log files of the `files` partition whose first block is of `instant_time`."""
+    """Log files (of any metadata partition) whose first block is of `instant_time`."""
     found = []
-    for status in mdt.storage.list_dir(mdt.partition_path(FILES_PARTITION)):
-        if parse_log_file(FILES_PARTITION, status.name) is None:
-            continue
-        with mdt.storage.open_input(status.path) as handle:
-            first = next(iter_blocks(handle), None)
-        if first is not None and not first.is_corrupt and first.instant_time == instant_time:
-            found.append(status.path)
+    folders = [s.name for s in mdt.storage.list_dir(mdt.base_path) if s.is_dir]
+    for partition in (name for name in folders if not name.startswith(".")):
+        for status in mdt.storage.list_dir(mdt.partition_path(partition)):
+            if parse_log_file(partition, status.name) is None:
+                continue
+            with mdt.storage.open_input(status.path) as handle:
+                first = next(iter_blocks(handle), None)
+            if first is not None and not first.is_corrupt and first.instant_time == instant_time:
+                found.append(status.path)
     return found

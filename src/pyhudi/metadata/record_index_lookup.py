@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pyhudi.codec.hfile import HFileReader
 from pyhudi.codec.log.delete_content import decode_delete_records
 from pyhudi.codec.metadata_keys import file_group_index
-from pyhudi.codec.metadata_records import RecordLocation, decode_value, iter_hfile_records
+from pyhudi.codec.metadata_records import RecordLocation, decode_value
 from pyhudi.exceptions import ConfigError, CorruptFileError
 from pyhudi.file_group.log_scan import HFILE_AND_DELETE, InstantFilter, queued_blocks
 from pyhudi.metadata.index_records import RECORD_INDEX_PARTITION
@@ -91,9 +91,12 @@ class RecordIndexFileGroups:
                 for deleted in decode_delete_records(block.content):
                     found.pop(deleted.record_key or "", None)
                 continue
-            for record in iter_hfile_records(block.content, block.schema_json):
-                if record.key in wanted and record.location is not None:
-                    found[record.key] = record.location
+            try:  # an HFILE block is an HFile: seek the keys as in the base file
+                found.update(_read_base(bytes(block.content), wanted, block.schema_json))
+            except CorruptFileError as err:
+                raise CorruptFileError(
+                    f"record index: a log block of {piece.file_id}: {err}"
+                ) from err
         return found
 
     def lookup(self, keys: Iterable[str]) -> dict[str, RecordLocation]:
@@ -110,9 +113,11 @@ class RecordIndexFileGroups:
         return posixpath.join(self.metadata_base_path, relative)
 
 
-def _read_base(data: bytes, wanted: set[str]) -> dict[str, RecordLocation]:
+def _read_base(
+    data: bytes, wanted: set[str], block_schema: str | None = None
+) -> dict[str, RecordLocation]:
     reader = HFileReader(data)
-    schema = reader.file_info.text("schema")
+    schema = reader.file_info.text("schema") or block_schema
     if not schema:
         raise CorruptFileError("metadata HFile has no Avro schema (FileInfo 'schema')")
     if len(wanted) > _SCAN_SHARE * max(reader.entry_count, 1):

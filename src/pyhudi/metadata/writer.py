@@ -26,16 +26,44 @@ from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
+from pyhudi.metadata.bloom_filters_writer import (
+    bloom_filter_updates,
+    clean_bloom_filter_updates,
+    initial_bloom_filters,
+    maintains_bloom_filters,
+)
+from pyhudi.metadata.column_stats_writer import (
+    clean_column_stats_updates,
+    column_stats_setting,
+    column_stats_updates,
+    initial_column_stats,
+    maintains_column_stats,
+)
 from pyhudi.metadata.deltacommit import (
+    FILES_FILE_GROUP,
     FILES_PARTITION,
+    GroupWrite,
     discard_deltacommit,
     write_base_deltacommit,
-    write_log_deltacommit,
+    write_base_groups,
+    write_log_groups,
 )
 from pyhudi.metadata.files_records import clean_files_records
+from pyhudi.metadata.index_records import (
+    BLOOM_FILTERS_PARTITION,
+    COLUMN_STATS_PARTITION,
+    RECORD_INDEX_PARTITION,
+)
 from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.record_index_writer import (
+    initial_record_index,
+    maintains_record_index,
+    record_index_setting,
+    record_index_updates,
+)
 from pyhudi.metadata.rollback_records import rollback_files_records
 from pyhudi.metadata.validation import committed_data_files
+from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import TableType
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
@@ -58,7 +86,21 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
     setting = metadata_enable_setting(options)
     if setting is not None:
         return setting
-    return FILES_PARTITION in ctx.config.metadata_partitions
+    return FILES_PARTITION in ctx.config.metadata_partitions or _index_enabled(options)
+
+
+def _index_enabled(options: Mapping[str, str]) -> bool:
+    bloom = mkeys.BLOOM_FILTER_ENABLE.is_set(options) and mkeys.BLOOM_FILTER_ENABLE.get(options)
+    return bool(record_index_setting(options) or column_stats_setting(options) or bloom)
+
+
+def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
+    """The metadata partitions a write with `options` keeps (the others are disabled)."""
+    keep = [FILES_PARTITION]
+    keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
+    keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
+    keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
+    return tuple(keep)
 
 
 def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> None:
@@ -67,23 +109,76 @@ def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> Non
     deltacommits of data instants that are gone (rolled back)."""
     setting = metadata_enable_setting(options)
     built = FILES_PARTITION in ctx.config.metadata_partitions
-    if setting is False or (setting is None and not built):
+    if setting is False or (setting is None and not built and not _index_enabled(options)):
         disable_metadata_table(ctx)
         return
     if built and metadata_table_readable(ctx):
-        drop_unmaintained_partitions(ctx)
+        drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
 
 
 def commit_to_metadata_table(
-    ctx: TableContext, instant_time: str, records: Sequence[MetadataRecord]
+    ctx: TableContext,
+    instant_time: str,
+    records: Sequence[MetadataRecord],
+    commit: CommitMetadata | None = None,
+    options: Mapping[str, str] | None = None,
+    extra: Sequence[GroupWrite] = (),
 ) -> None:
-    """Write the `files` records of data instant `instant_time` as a metadata-table deltacommit,
-    initialising the metadata table first when the table has none."""
+    """Write the `files` records of data instant `instant_time` (and, when maintained, the record
+    index changes of its `commit`) as one metadata-table deltacommit, initialising the metadata
+    table (and the record index) first when the table has none."""
+    options = options or {}
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         initialise_metadata_table(ctx)
-    else:
-        drop_unmaintained_partitions(ctx)
-    write_log_deltacommit(_open(ctx), instant_time, records)
+    keep = maintained_partitions(ctx, options)
+    drop_unmaintained_partitions(ctx, keep)
+    groups = [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
+    for name in keep[1:]:
+        if name not in ctx.config.metadata_partitions:
+            initialise_index_partition(ctx, name, options)
+    if commit is not None:
+        groups += _index_updates(ctx, instant_time, commit, keep, options)
+    groups += [g for g in extra if g.partition in keep]
+    write_log_groups(_open(ctx), instant_time, groups)
+
+
+def _index_updates(
+    ctx: TableContext,
+    instant_time: str,
+    commit: CommitMetadata,
+    keep: Sequence[str],
+    options: Mapping[str, str],
+) -> list[GroupWrite]:
+    """The `column_stats` and `record_index` changes of a data instant."""
+    groups: list[GroupWrite] = []
+    if COLUMN_STATS_PARTITION in keep:
+        count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
+        groups += column_stats_updates(ctx, commit, options, count)
+    if BLOOM_FILTERS_PARTITION in keep:
+        count = _file_group_count(ctx, BLOOM_FILTERS_PARTITION)
+        groups += bloom_filter_updates(ctx, instant_time, commit, count)
+    if RECORD_INDEX_PARTITION in keep:
+        count = _file_group_count(ctx, RECORD_INDEX_PARTITION)
+        groups += record_index_updates(ctx, instant_time, commit, count)
+    return groups
+
+
+def _file_group_count(ctx: TableContext, partition: str) -> int:
+    return len(_open(ctx).view().file_groups(None, [partition]))
+
+
+def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
+    """Build the metadata table and its record index now when the write enables them and the
+    table has none yet (as Hudi initialises them before the write), so a write with
+    `hoodie.index.type=RECORD_INDEX` can tag its records (the caller holds the table lock)."""
+    if not record_index_setting(options) or metadata_enable_setting(options) is False:
+        return
+    if RECORD_INDEX_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        return
+    if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
+        initialise_metadata_table(ctx)
+    drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
+    initialise_index_partition(ctx, RECORD_INDEX_PARTITION, options)
 
 
 def commit_clean_to_metadata_table(
@@ -93,7 +188,14 @@ def commit_clean_to_metadata_table(
     when the table maintains a `files` partition. True when written."""
     if FILES_PARTITION not in ctx.config.metadata_partitions or not has_metadata_table(ctx):
         return False
-    commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata))
+    extra: list[GroupWrite] = []
+    if COLUMN_STATS_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
+        extra = clean_column_stats_updates(ctx, clean_metadata, {}, count)
+    if BLOOM_FILTERS_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
+        count = _file_group_count(ctx, BLOOM_FILTERS_PARTITION)
+        extra += clean_bloom_filter_updates(instant_time, clean_metadata, count)
+    commit_to_metadata_table(ctx, instant_time, clean_files_records(clean_metadata), extra=extra)
     return True
 
 
@@ -152,6 +254,37 @@ def initialise_metadata_table(ctx: TableContext) -> str:
     return init_time
 
 
+def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[str, str]) -> str:
+    """Build index partition `name` (`record_index` from the latest snapshot, `column_stats` from
+    the committed base files) in the existing metadata table; its init instant is the first
+    unused of `<latest data instant>010`, `011`, ..."""
+    mdt = _open(ctx)
+    ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: name})
+    base = init_instant_time(ctx)[: -len(INIT_TIME_SUFFIX)]
+    taken = set(mdt.active.reload().timeline.times())
+    offset = next(i for i in range(1000) if _init_time(base, i) not in taken)
+    init_time = _init_time(base, offset)
+    ctx.storage.delete_dir(mdt.partition_path(name))  # a failed attempt's
+    if name == RECORD_INDEX_PARTITION:
+        groups = initial_record_index(ctx, options)
+    elif name == BLOOM_FILTERS_PARTITION:
+        groups = initial_bloom_filters(ctx, options, committed_data_files(ctx.view(), None))
+    else:
+        groups = initial_column_stats(ctx, options, committed_data_files(ctx.view(), None))
+    write_base_groups(mdt, init_time, groups)
+    partitions = ",".join(dict.fromkeys([*ctx.config.metadata_partitions, name]))
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+    log.info("initialised metadata partition %s of %s at %s", name, ctx.base_path, init_time)
+    return init_time
+
+
+def _init_time(base: str, offset: int) -> str:
+    """Hudi's `createIndexInitTimestamp(base, offset)`."""
+    return f"{base}{int(INIT_TIME_SUFFIX) + offset:03d}"
+
+
 def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
     """The metadata table's `hoodie.properties` (Hudi 0.14 `initializeMetaClient`, version 6)."""
     return {
@@ -171,22 +304,27 @@ def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
 # ---- keeping it consistent ---------------------------------------------------------------------
 
 
-def drop_unmaintained_partitions(ctx: TableContext) -> None:
-    """Disable, with a WARNING naming them, the metadata partitions pyhudi cannot maintain yet."""
-    others = [p for p in metadata_partition_names(ctx) if p != FILES_PARTITION]
+def drop_unmaintained_partitions(
+    ctx: TableContext, keep: Sequence[str] = (FILES_PARTITION,)
+) -> None:
+    """Disable, with a WARNING naming them, the metadata partitions not in `keep` (the ones pyhudi
+    cannot maintain yet, or a record index the write disables)."""
+    others = [p for p in metadata_partition_names(ctx) if p not in keep]
     if not others:
         return
     log.warning(
-        "disabling metadata partitions of %s that pyhudi does not maintain yet: %s (removed from "
-        "%s and deleted; Hudi rebuilds them when it next writes with them enabled)",
+        "disabling metadata partitions of %s that pyhudi does not maintain (yet, or as this "
+        "write is configured): %s (removed from %s and deleted; Hudi rebuilds them when it next "
+        "writes with them enabled)",
         ctx.base_path,
         ", ".join(others),
         tkeys.METADATA_PARTITIONS.key,
     )
     for name in others:
         ctx.storage.delete_dir(f"{metadata_table_path(ctx)}/{name}")
+    kept = [p for p in ctx.config.metadata_partitions if p in keep]
     ctx.update_properties(
-        {tkeys.METADATA_PARTITIONS.key: FILES_PARTITION, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+        {tkeys.METADATA_PARTITIONS.key: ",".join(kept), tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )
 
 

@@ -24,6 +24,7 @@ from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import commit_metadata_of
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX
 from pyhudi.metadata.record_index_lookup import require_record_index
+from pyhudi.metadata.writer import ensure_record_index
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
@@ -86,6 +87,7 @@ def _run(
     ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema
 ) -> CommitResult:
     action = action_for(cfg)
+    ensure_record_index(ctx, cfg.options)
     if cfg.index_type == "RECORD_INDEX":  # before anything changes on the table
         require_record_index(ctx, "hoodie.index.type=RECORD_INDEX")
     transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))

@@ -192,7 +192,9 @@ class WriteTransaction:
             self.ctx.reload()
         if not maintains_metadata_table(self.ctx, self.options):
             return
-        commit_to_metadata_table(self.ctx, self.instant_time, commit_files_records(metadata))
+        commit_to_metadata_table(
+            self.ctx, self.instant_time, commit_files_records(metadata), metadata, self.options
+        )
         fault_point(f"{self.fault_prefix}.after_metadata_commit")
 
     def _check_conflicts(self, metadata: CommitMetadata) -> None:
