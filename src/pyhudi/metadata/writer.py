@@ -46,6 +46,7 @@ from pyhudi.metadata.deltacommit import (
     discard_deltacommit,
     write_base_deltacommit,
     write_base_groups,
+    write_log_deltacommit,
     write_log_groups,
 )
 from pyhudi.metadata.files_records import clean_files_records
