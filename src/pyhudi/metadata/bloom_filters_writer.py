@@ -19,6 +19,7 @@ from pyhudi.codec.metadata_keys import file_group_index
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.metadata.deltacommit import GroupWrite
+from pyhudi.metadata.files_records import written_parquet_files
 from pyhudi.metadata.index_records import (
     BLOOM_FILTERS_PARTITION,
     deleted_bloom_filter_record,
@@ -57,11 +58,8 @@ def bloom_filter_updates(
 ) -> list[GroupWrite]:
     """The records of the parquet base files a data instant wrote."""
     records: list[MetadataRecord] = []
-    for partition, stats in metadata.partition_to_write_stats.items():
-        for stat in stats:
-            name = posixpath.basename(stat.path or "")
-            if name.endswith(_PARQUET):
-                records += _file_record(ctx, partition, name, instant_time)
+    for partition, name in written_parquet_files(metadata):
+        records += _file_record(ctx, partition, name, instant_time)
     return [g for g in _group_writes(records, count) if g.records]
 
 

@@ -28,6 +28,7 @@ from pyhudi.codec.schema import META_FIELDS
 from pyhudi.config import metadata as mkeys
 from pyhudi.metadata.column_stats_records import base_file_column_stats, deleted_file_column_stats
 from pyhudi.metadata.deltacommit import GroupWrite
+from pyhudi.metadata.files_records import written_parquet_files
 from pyhudi.metadata.index_records import COLUMN_STATS_PARTITION
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.table.context import TableContext
@@ -81,11 +82,8 @@ def column_stats_updates(
     """The records of the parquet base files a data instant wrote."""
     columns = indexed_columns(options)
     records: list[MetadataRecord] = []
-    for partition, stats in metadata.partition_to_write_stats.items():
-        for stat in stats:
-            name = posixpath.basename(stat.path or "")
-            if name.endswith(_PARQUET):
-                records += _file_records(ctx, partition, name, columns)
+    for partition, name in written_parquet_files(metadata):
+        records += _file_records(ctx, partition, name, columns)
     return [g for g in _group_writes(records, count) if g.records]
 
 

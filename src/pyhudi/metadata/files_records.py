@@ -36,6 +36,17 @@ def commit_files_records(metadata: CommitMetadata) -> list[MetadataRecord]:
     return records
 
 
+def written_parquet_files(metadata: CommitMetadata) -> list[tuple[str, str]]:
+    """(partition, file name) of each parquet base file a data instant wrote (the files the
+    `column_stats` and `bloom_filters` partitions index)."""
+    return [
+        (partition, name)
+        for partition, stats in metadata.partition_to_write_stats.items()
+        for name in (posixpath.basename(stat.path or "") for stat in stats)
+        if name.endswith(".parquet")
+    ]
+
+
 def clean_files_records(clean_metadata: Mapping[str, Any]) -> list[MetadataRecord]:
     """The `files` records of one completed clean (the decoded Avro `HoodieCleanMetadata`)."""
     records: list[MetadataRecord] = []
