@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -37,6 +36,7 @@ from pyhudi.metadata.listing import files_listing, metadata_view
 from pyhudi.metadata.reader import MetadataTable
 from pyhudi.metadata.record_index_check import record_index_differences
 from pyhudi.metadata.report import Difference, ValidationReport
+from pyhudi.metadata.rollback_records import rollback_files_records
 from pyhudi.model.file import BaseFile, FileSlice
 from pyhudi.model.instant import Action
 from pyhudi.storage import Storage
@@ -132,19 +132,16 @@ def _has_block_of(
 
 
 def _rolled_back_log_files(view: FileSystemView, as_of: str | None) -> set[str]:
-    """Names of the failed writes' log files that completed rollbacks list (they stay on storage,
-    their blocks covered by a ROLLBACK command block)."""
+    """Names of the log files completed rollbacks list in the `files` partition (the failed
+    writes' logs left on storage and the ROLLBACK command-block logs): `rollback_files_records`,
+    the records the metadata writer commits for each rollback."""
     names: set[str] = set()
     for rollback in view.timeline.completed().up_to(as_of).with_actions(Action.ROLLBACK):
         content = view.active.read_content(rollback)
-        if not content:
-            continue
-        metadata = decode_container(content, what=f"rollback {rollback.time}")
-        for info in (metadata.get("partitionMetadata") or {}).values():
-            deleted = {posixpath.basename(p) for p in info.get("successDeleteFiles") or ()}
-            for path in info.get("logFilesFromFailedCommit") or {}:
-                if posixpath.basename(path) not in deleted:
-                    names.add(posixpath.basename(path))
+        if content:
+            metadata = decode_container(content, what=f"rollback {rollback.time}")
+            for record in rollback_files_records(metadata):
+                names.update(record.live_files)
     return names
 
 
