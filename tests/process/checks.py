@@ -11,6 +11,7 @@ from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
 from pyhudi.codec.file_names import is_partition_metafile, parse_base_file, parse_log_file
+from pyhudi.metadata import has_metadata_table, validate
 from pyhudi.table.context import TableContext
 
 #: Hudi's multi-writer options, as a Hudi user passes them.
@@ -38,8 +39,19 @@ def _state_of(keys: list, cities: list, fares: list, reader: str) -> State:
     return {k: (c, float(f)) for k, c, f in zip(keys, cities, fares)}
 
 
+def assert_metadata_table_valid(path: str | Path) -> None:
+    """A table with a built metadata table: the validator finds no difference with storage."""
+    ctx = TableContext.open(str(path))
+    if not has_metadata_table(ctx) or "files" not in ctx.config.metadata_partitions:
+        return  # none, or its initialisation never completed (readers list storage)
+    report = validate(ctx)
+    assert report.ok, f"metadata table of {path}: {report.differences}\n{timeline_summary(path)}"
+
+
 def table_state(spark, path: str | Path) -> State:  # type: ignore[no-untyped-def]
-    """record key -> (city, fare), read by hudi-rs and by pyhudi, asserted equal and duplicate-free."""
+    """record key -> (city, fare), read by hudi-rs and by pyhudi, asserted equal and duplicate-free;
+    a metadata table, when the table has one, validates clean."""
+    assert_metadata_table_valid(path)
     theirs = hudi_rs_table(str(path))
     rs_state = (
         _state_of(

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import replace
 from typing import Any
 
 from pyhudi.codec.avro_schemas import decode_container
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.codec.log.reader import iter_blocks
+from pyhudi.codec.service_plans import clean_plan_from_avro
 from pyhudi.fs_view import FileSystemView
 from pyhudi.metadata.column_stats_check import column_stats_differences
 from pyhudi.metadata.listing import files_listing, metadata_view
@@ -38,7 +39,7 @@ from pyhudi.metadata.record_index_check import record_index_differences
 from pyhudi.metadata.report import Difference, ValidationReport
 from pyhudi.metadata.rollback_records import rollback_files_records
 from pyhudi.model.file import BaseFile, FileSlice
-from pyhudi.model.instant import Action
+from pyhudi.model.instant import Action, State
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 
@@ -63,7 +64,8 @@ def validate(path: str | TableContext, as_of: str | None = None) -> ValidationRe
     storage_view = replace(ctx.view(), listing_source=lambda: files_listing(ctx, on_storage))
     listed_view = metadata_view(ctx, mdt)
     differences: list[Difference] = []
-    differences += _partition_and_file_differences(mdt.all_files(), on_storage)
+    pending_deletes = _pending_clean_deletes(ctx, as_of)
+    differences += _partition_and_file_differences(mdt.all_files(), on_storage, pending_deletes)
     differences += _base_file_differences(listed_view, storage_view, as_of)
     differences += _slice_differences(listed_view, storage_view, as_of)
     checks = ["partitions", "files", "latest_base_files", "latest_file_slices"]
@@ -153,8 +155,26 @@ def _file_instant(partition: str, name: str) -> str | None:
     return base.instant_time if base is not None else None
 
 
+def _pending_clean_deletes(ctx: TableContext, as_of: str | None) -> set[tuple[str, str]]:
+    """(partition, file name) of every file a pending clean plans to delete: a clean that died
+    after deleting some of them lists them in the metadata table until it completes (Hudi writes
+    the clean's metadata deltacommit only when the clean commits)."""
+    planned: set[tuple[str, str]] = set()
+    for instant in ctx.active.timeline.with_actions(Action.CLEAN):
+        if instant.state is State.COMPLETED or (as_of is not None and instant.time > as_of):
+            continue
+        content = ctx.active.read_content(replace(instant, state=State.REQUESTED))
+        if content:
+            record = decode_container(content, what=f"clean plan of {instant}")
+            plan = clean_plan_from_avro(record, ctx.uri)
+            planned.update((p, n) for p, names in plan.file_names().items() for n in names)
+    return planned
+
+
 def _partition_and_file_differences(
-    listed: dict[str, dict[str, int]], on_storage: dict[str, dict[str, int]]
+    listed: dict[str, dict[str, int]],
+    on_storage: dict[str, dict[str, int]],
+    pending_deletes: Set[tuple[str, str]] = frozenset(),
 ) -> list[Difference]:
     found = [
         Difference("partitions", p, p, _side(p in listed))
@@ -163,6 +183,8 @@ def _partition_and_file_differences(
     for partition in sorted(set(listed) | set(on_storage)):
         mine, theirs = listed.get(partition, {}), on_storage.get(partition, {})
         for name in sorted(set(mine) | set(theirs)):
+            if name not in theirs and (partition, name) in pending_deletes:
+                continue  # deleted by a clean that has not completed yet
             if name not in mine or name not in theirs:
                 found.append(Difference("files", partition, name, _side(name in mine)))
             elif mine[name] != theirs[name]:
