@@ -175,7 +175,13 @@ class MetadataTable:
 
     def all_files(self) -> dict[str, dict[str, int]]:
         """Every listed data partition -> its files and sizes."""
-        return {p: self.files_in(p) for p in self.all_partitions()}
+        records = self._files_records()  # once, not once per partition
+        listed = records.get(ALL_PARTITIONS_KEY)
+        result: dict[str, dict[str, int]] = {}
+        for name in sorted(listed.live_files if listed else {}):
+            record = records.get(name)
+            result[data_partition(name)] = dict(sorted(record.live_files.items())) if record else {}
+        return dict(sorted(result.items()))
 
     # ---- merging one file group ----------------------------------------------------------------
     def merge_file_group(
