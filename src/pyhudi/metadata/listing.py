@@ -54,6 +54,11 @@ def metadata_listing(mdt: MetadataTable, *, cached: bool = False) -> PartitionLi
     return listing
 
 
+def is_kept_listing(listing: PartitionListing) -> bool:
+    """`listing` is one this module keeps (so it stands for an unchanged metadata table)."""
+    return any(kept is listing for _, kept in _listings.values())
+
+
 def clear_listing_cache() -> None:
     """Forget every kept metadata-table listing."""
     _listings.clear()

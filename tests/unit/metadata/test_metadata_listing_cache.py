@@ -8,6 +8,7 @@ from tests.helpers.metadata import committed_data_files
 
 from pyhudi.metadata import MetadataTable
 from pyhudi.metadata.listing import clear_listing_cache, metadata_listing, read_view
+from pyhudi.reader.planner import plan_read
 from pyhudi.table.context import TableContext
 
 V9 = "mor_avro__v9_txns_simple_meta"
@@ -43,3 +44,25 @@ def test_a_data_instant_that_is_no_longer_complete_is_not_served_from_the_cache(
     assert after != before
     listed = {p: {s.name: s.size_bytes for s in files} for p, files in after.files.items()}
     assert {p: fs for p, fs in listed.items() if fs} == committed_data_files(root)
+
+
+def _plan(root, enabled: str = "true"):  # type: ignore[no-untyped-def]
+    plan = plan_read(TableContext.open(str(root)), {"hoodie.metadata.enable": enabled})
+    return plan.base_only + plan.with_logs
+
+
+def test_plans_reuse_their_slices_only_while_table_and_timeline_are_unchanged(
+    hudi_tables, tmp_path
+):
+    root = tmp_path / "table"
+    shutil.copytree(hudi_tables[V9], root)
+    clear_listing_cache()
+    first = _plan(root)
+    again = _plan(root)
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    assert first == _plan(root, "false")
+    last_write = sorted((root / ".hoodie" / "timeline").glob("*_*.deltacommit"))[-1]
+    last_write.unlink()
+    after = _plan(root)
+    assert after != first
+    assert after == _plan(root, "false")
