@@ -19,6 +19,7 @@ completed, rolled-back or new data instant changes it). The validator always dec
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 
@@ -34,6 +35,7 @@ from pyhudi.table.context import TableContext
 #: Metadata tables whose decoded listing is kept (most recently used last).
 _CACHED_TABLES = 8
 _listings: OrderedDict[str, tuple[Hashable, PartitionListing]] = OrderedDict()
+_lock = threading.Lock()  # plans may run in several threads of one driver
 
 
 def metadata_listing(mdt: MetadataTable, *, cached: bool = False) -> PartitionListing:
@@ -43,25 +45,29 @@ def metadata_listing(mdt: MetadataTable, *, cached: bool = False) -> PartitionLi
         return files_listing(mdt.data, mdt.all_files())
     key = mdt.table.base_path
     fingerprint = _fingerprint(mdt)
-    hit = _listings.get(key)
-    if hit is not None and hit[0] == fingerprint:
-        _listings.move_to_end(key)
-        return hit[1]
+    with _lock:
+        hit = _listings.get(key)
+        if hit is not None and hit[0] == fingerprint:
+            _listings.move_to_end(key)
+            return hit[1]
     listing = files_listing(mdt.data, mdt.all_files())
-    _listings[key] = (fingerprint, listing)
-    while len(_listings) > _CACHED_TABLES:
-        _listings.popitem(last=False)
+    with _lock:
+        _listings[key] = (fingerprint, listing)
+        while len(_listings) > _CACHED_TABLES:
+            _listings.popitem(last=False)
     return listing
 
 
 def is_kept_listing(listing: PartitionListing) -> bool:
     """`listing` is one this module keeps (so it stands for an unchanged metadata table)."""
-    return any(kept is listing for _, kept in _listings.values())
+    with _lock:
+        return any(kept is listing for _, kept in _listings.values())
 
 
 def clear_listing_cache() -> None:
     """Forget every kept metadata-table listing."""
-    _listings.clear()
+    with _lock:
+        _listings.clear()
 
 
 def _fingerprint(mdt: MetadataTable) -> Hashable:

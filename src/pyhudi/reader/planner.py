@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ def plan_read(
 #: Plans' file slices kept while their inputs are equal (see `_latest_slices`).
 _CACHED_PLANS = 16
 _slices: OrderedDict[Hashable, tuple[PartitionListing, tuple[FileSlice, ...]]] = OrderedDict()
+_lock = threading.Lock()
 
 
 def _latest_slices(
@@ -110,10 +112,11 @@ def _latest_slices(
             query_type,
             tuple(sorted(view.bootstrap_sources.items())),
         )
-        hit = _slices.get(key)
-        if hit is not None and hit[0] is listing:
-            _slices.move_to_end(key)
-            return hit[1]
+        with _lock:
+            hit = _slices.get(key)
+            if hit is not None and hit[0] is listing:
+                _slices.move_to_end(key)
+                return hit[1]
     if query_type == "read_optimized":
         slices: Sequence[FileSlice] = [
             FileSlice(b.partition_path, b.file_id, b.instant_time, b)
@@ -122,9 +125,10 @@ def _latest_slices(
     else:
         slices = view.latest_merged_file_slices(as_of, partitions)
     if key is not None:
-        _slices[key] = (listing, tuple(slices))
-        while len(_slices) > _CACHED_PLANS:
-            _slices.popitem(last=False)
+        with _lock:
+            _slices[key] = (listing, tuple(slices))
+            while len(_slices) > _CACHED_PLANS:
+                _slices.popitem(last=False)
     return slices
 
 
