@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
@@ -15,7 +16,9 @@ import pyhudi
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.exceptions import ConfigError
 from pyhudi.index.locate import tag_locations
+from pyhudi.index.record_index import locate_on_driver, record_index_locations
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
+from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import resolve_write_config
 
@@ -67,6 +70,24 @@ def test_record_index_tags_existing_and_new_keys_as_hudi_rs_reads_them(spark, hu
         assert rows[key][LOC_BASE] == (base.file_name if base else None)
     for key in ("new-key-1", "new-key-2"):
         assert rows[key][LOC_FID] is None and rows[key][LOC_PARTITION] is None
+
+
+def test_spark_lookup_of_a_big_batch_equals_the_driver_lookup(spark, hudi_tables):
+    path = hudi_tables[V8]
+    expected = _hudi_rs_locations(path)
+    keys = [*expected, "new-key-1", *expected]  # duplicates: located once
+    incoming = spark.createDataFrame([(k,) for k in keys], f"`{RECORD_KEY}` string")
+    ctx = TableContext.open(str(path))
+    groups = RecordIndexFileGroups.open(ctx)
+    on_driver = locate_on_driver(ctx, groups, pa.array(keys, pa.string()))
+    in_spark = record_index_locations(spark, ctx, incoming, groups).toArrow()
+    columns = [RECORD_KEY, LOC_PARTITION, LOC_FID, LOC_BASE]
+    assert sorted(in_spark.select(columns).to_pylist(), key=str) == sorted(
+        on_driver.select(columns).to_pylist(), key=str
+    )
+    assert {r[RECORD_KEY]: (r[LOC_PARTITION], r[LOC_FID]) for r in on_driver.to_pylist()} == (
+        expected
+    )
 
 
 def test_lookup_seeks_the_record_index(hudi_tables):

@@ -30,7 +30,7 @@ import datetime as dt
 import io
 import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import IntEnum
@@ -38,6 +38,8 @@ from functools import lru_cache
 from typing import Any
 
 import fastavro
+import numpy as np
+import pyarrow.compute as pc
 
 from pyhudi.codec.hfile import HFileReader
 from pyhudi.exceptions import CorruptFileError
@@ -151,16 +153,33 @@ def decode_value(key: str, value: bytes, schema_json: str) -> MetadataRecord:
         raise CorruptFileError(f"metadata record {key!r} does not decode: {err}") from err
 
 
-def iter_hfile_records(data: bytes, schema_json: str | None = None) -> Iterator[MetadataRecord]:
-    """Every record of a metadata HFile (a base file or an HFILE_DATA_BLOCK content), in key order.
+def iter_hfile_records(
+    data: bytes, schema_json: str | None = None, prefixes: Sequence[str] | None = None
+) -> Iterator[MetadataRecord]:
+    """Every record of a metadata HFile (a base file or an HFILE_DATA_BLOCK content), in key order;
+    with `prefixes`, only those whose key starts with one of them (only the data blocks that may
+    hold them are read, and only the matching values decoded).
 
     The writer schema is `schema_json` (a log block's SCHEMA header) or the FileInfo `schema`."""
     reader = HFileReader(data)
     schema = schema_json or reader.file_info.text("schema")
     if not schema:
         raise CorruptFileError("metadata HFile has no Avro schema (FileInfo 'schema')")
-    for row, value in reader.items():
-        yield decode_value(row.decode("utf-8", "surrogateescape"), value, schema)
+    if prefixes is None:
+        for row, value in reader.items():
+            yield decode_value(row.decode("utf-8", "surrogateescape"), value, schema)
+        return
+    probes = sorted({p.encode("utf-8") for p in prefixes})
+    blocks = sorted({i for p in probes for i in reader.blocks_with_prefix(p)})
+    for index in blocks:
+        cells = reader.cell_columns(index)
+        rows = cells.rows()
+        hits = np.zeros(len(cells), bool)
+        for probe in probes:
+            hits |= pc.starts_with(rows, pattern=probe).to_numpy(zero_copy_only=False)
+        for position in np.flatnonzero(hits).tolist():
+            key = cells.row(position).decode("utf-8", "surrogateescape")
+            yield decode_value(key, cells.value(position), schema)
 
 
 def from_avro(key: str, raw: Mapping[str, Any]) -> MetadataRecord:

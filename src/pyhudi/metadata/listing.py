@@ -6,25 +6,73 @@ a file-system view that lists through it (no directory listing of the data parti
 it when `hoodie.metadata.enable` is true in the read options (default true for readers, as Hudi's
 `HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS`) and the table's `hoodie.properties`
 lists `files` among `hoodie.table.metadata.partitions` (`reads_use_metadata`).
+
+Reads keep the listing decoded from a metadata table (as Hudi keeps its metadata readers open):
+`read_view` reuses it while the metadata table is unchanged, i.e. while the fingerprint of
+what the listing was merged from is equal: the data table's path and the query instant, the
+`files` partition's file slices (file names and sizes: HFiles are immutable, log files only grow)
+and the log-block instants the merge accepts (`valid_instants`, from both timelines, so a
+completed, rolled-back or new data instant changes it). The validator always decodes afresh.
+`clear_listing_cache()` forgets every listing (the bench's cold planning).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 
 from pyhudi.config import metadata as metadata_keys
 from pyhudi.config import read as read_keys
 from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata.reader import FILES_PARTITION, MetadataTable, has_metadata_table
+from pyhudi.metadata.slices import valid_instants
 from pyhudi.model.file import join_partition
 from pyhudi.storage import FileStatus
 from pyhudi.table.context import TableContext
 
+#: Metadata tables whose decoded listing is kept (most recently used last).
+_CACHED_TABLES = 8
+_listings: OrderedDict[str, tuple[Hashable, PartitionListing]] = OrderedDict()
+_lock = threading.Lock()  # plans may run in several threads of one driver
 
-def metadata_listing(mdt: MetadataTable) -> PartitionListing:
-    """The data table's files by partition, as the metadata table's `files` partition lists them."""
-    return files_listing(mdt.data, mdt.all_files())
+
+def metadata_listing(mdt: MetadataTable, *, cached: bool = False) -> PartitionListing:
+    """The data table's files by partition, as the metadata table's `files` partition lists them
+    (`cached`: the listing decoded before, while the fingerprint in the module docstring holds)."""
+    if not cached:
+        return files_listing(mdt.data, mdt.all_files())
+    key = mdt.table.base_path
+    fingerprint = _fingerprint(mdt)
+    with _lock:
+        hit = _listings.get(key)
+        if hit is not None and hit[0] == fingerprint:
+            _listings.move_to_end(key)
+            return hit[1]
+    listing = files_listing(mdt.data, mdt.all_files())
+    with _lock:
+        _listings[key] = (fingerprint, listing)
+        while len(_listings) > _CACHED_TABLES:
+            _listings.popitem(last=False)
+    return listing
+
+
+def is_kept_listing(listing: PartitionListing) -> bool:
+    """`listing` is one this module keeps (so it stands for an unchanged metadata table)."""
+    with _lock:
+        return any(kept is listing for _, kept in _listings.values())
+
+
+def clear_listing_cache() -> None:
+    """Forget every kept metadata-table listing."""
+    with _lock:
+        _listings.clear()
+
+
+def _fingerprint(mdt: MetadataTable) -> Hashable:
+    instants = valid_instants(mdt.data.active, mdt.table.active, mdt.as_of)
+    return (mdt.data.base_path, mdt.as_of, tuple(mdt.merge_slices(FILES_PARTITION)), instants)
 
 
 def files_listing(ctx: TableContext, files: Mapping[str, Mapping[str, int]]) -> PartitionListing:
@@ -45,10 +93,15 @@ def files_listing(ctx: TableContext, files: Mapping[str, Mapping[str, int]]) -> 
     )
 
 
-def metadata_view(ctx: TableContext, mdt: MetadataTable | None = None) -> FileSystemView:
-    """A file-system view of `ctx` whose files come from the metadata table (read at its latest)."""
+def metadata_view(
+    ctx: TableContext, mdt: MetadataTable | None = None, *, cached: bool = False
+) -> FileSystemView:
+    """A file-system view of `ctx` whose files come from the metadata table (read at its latest;
+    `cached`: see `metadata_listing`)."""
     table = mdt if mdt is not None else MetadataTable.open(ctx)
-    return dataclasses.replace(ctx.view(), listing_source=lambda: metadata_listing(table))
+    return dataclasses.replace(
+        ctx.view(), listing_source=lambda: metadata_listing(table, cached=cached)
+    )
 
 
 def reads_use_metadata(ctx: TableContext, options: Mapping[str, str] | None) -> bool:
@@ -64,4 +117,4 @@ def reads_use_metadata(ctx: TableContext, options: Mapping[str, str] | None) -> 
 
 def read_view(ctx: TableContext, options: Mapping[str, str] | None) -> FileSystemView:
     """The file-system view a read plans over: metadata-table listing when enabled, else storage."""
-    return metadata_view(ctx) if reads_use_metadata(ctx, options) else ctx.view()
+    return metadata_view(ctx, cached=True) if reads_use_metadata(ctx, options) else ctx.view()

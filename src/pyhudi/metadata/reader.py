@@ -18,7 +18,7 @@ mdt.files_in("city=chennai")   # {'<file name>': size_bytes, ...}
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -140,6 +140,21 @@ class MetadataTable:
             self._records[partition] = merged
         return self._records[partition]
 
+    def records_with_prefix(
+        self, partition: str, prefixes: Iterable[str]
+    ) -> dict[str, MetadataRecord]:
+        """The live records of a metadata partition whose keys start with one of `prefixes`,
+        merged as `records` merges them (e.g. the `column_stats` of some columns: their keys
+        start with the column's hash); only the HFile blocks that may hold them are decoded."""
+        wanted = tuple(sorted(set(prefixes)))
+        if partition in self._records:
+            return {k: r for k, r in self._records[partition].items() if k.startswith(wanted)}
+        merged: dict[str, MetadataRecord] = {}
+        instants = valid_instants(self.data.active, self.table.active, self.as_of)
+        for piece in self.merge_slices(partition):
+            merged.update(self.merge_file_group(piece, instants, wanted))
+        return merged
+
     def summaries(self) -> list[MetadataPartitionSummary]:
         return [
             MetadataPartitionSummary(p, tuple(self.merge_slices(p)), len(self.records(p)))
@@ -160,36 +175,44 @@ class MetadataTable:
 
     def all_files(self) -> dict[str, dict[str, int]]:
         """Every listed data partition -> its files and sizes."""
-        return {p: self.files_in(p) for p in self.all_partitions()}
+        records = self._files_records()  # once, not once per partition
+        listed = records.get(ALL_PARTITIONS_KEY)
+        result: dict[str, dict[str, int]] = {}
+        for name in sorted(listed.live_files if listed else {}):
+            record = records.get(name)
+            result[data_partition(name)] = dict(sorted(record.live_files.items())) if record else {}
+        return dict(sorted(result.items()))
 
     # ---- merging one file group ----------------------------------------------------------------
     def merge_file_group(
-        self, piece: MergeSlice, instants: InstantFilter
+        self, piece: MergeSlice, instants: InstantFilter, prefixes: Sequence[str] | None = None
     ) -> dict[str, MetadataRecord]:
-        """The live records of one file group: its base HFile, then the blocks `instants` accepts."""
+        """The live records of one file group: its base HFile, then the blocks `instants` accepts
+        (with `prefixes`: only the records whose key starts with one of them)."""
         merged: dict[str, MetadataRecord] = {}
         if piece.base_file is not None:
             path = self.table.path(piece.base_file)
             with _naming(path):
-                merged.update(
-                    (r.key, r) for r in iter_hfile_records(self.table.storage.read_bytes(path))
-                )
+                data = self.table.storage.read_bytes(path)
+                merged.update((r.key, r) for r in iter_hfile_records(data, None, prefixes))
         paths = [self.table.path(p) for p in piece.log_files]
         with _naming(", ".join(paths)):
             blocks = queued_blocks(self.table.storage, paths, instants, HFILE_AND_DELETE)
         for block in blocks:
             with _naming(f"a log block of instant {block.instant_time} in {piece.file_id}"):
-                _apply_block(merged, block)
+                _apply_block(merged, block, prefixes)
         return merged
 
 
-def _apply_block(merged: dict[str, MetadataRecord], block: LocatedBlock) -> None:
+def _apply_block(
+    merged: dict[str, MetadataRecord], block: LocatedBlock, prefixes: Sequence[str] | None
+) -> None:
     """Fold one HFILE or DELETE block into `merged` (newer over older, deleted keys removed)."""
     if block.block_type is LogBlockType.DELETE_BLOCK:
         for deleted in decode_delete_records(block.content):
             merged.pop(deleted.record_key or "", None)
         return
-    for record in iter_hfile_records(block.content, block.schema_json):
+    for record in iter_hfile_records(block.content, block.schema_json, prefixes):
         previous = merged.get(record.key)
         merged[record.key] = record if previous is None else merge_records(previous, record)
 

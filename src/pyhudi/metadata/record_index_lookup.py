@@ -2,17 +2,23 @@
 readRecordIndex` / `getRecordsByKeys`): no scan of the data table.
 
 The partition's file groups (`record-index-NNNN-0`) sorted by file id; a key lives in file group
-`file_group_index(key, n)`. One file group is read for a set of keys: the base HFile by seeking
-each key (or one pass when most keys are asked for), then the log blocks that count for the data
-table's timeline (`valid_instants`), newest last, DELETE blocks removing keys. Spark-free and
-picklable: `RecordIndexFileGroups` goes into tasks as is.
+`file_group_index(key, n)`. One file group is read for a set of keys: in the base HFile only
+the data blocks that may hold one of them (block index), their rows matched against the keys as
+one Arrow array (`HFileReader.cell_columns`: no Python object per cell) and only the matched
+values decoded, each distinct value once; then the log blocks that count for the data table's
+timeline (`valid_instants`) the same way, newest last, DELETE blocks removing keys. Spark-free
+and picklable: `RecordIndexFileGroups` goes into tasks as is.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pyhudi.codec.hfile import HFileReader
 from pyhudi.codec.log.delete_content import decode_delete_records
@@ -26,9 +32,6 @@ from pyhudi.metadata.slices import MergeSlice, valid_instants
 from pyhudi.model.enums import LogBlockType
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
-
-#: Above this share of a base file's entries, one pass over it beats seeking each key.
-_SCAN_SHARE = 0.05
 
 
 def has_record_index(ctx: TableContext) -> bool:
@@ -79,10 +82,11 @@ class RecordIndexFileGroups:
         wanted = set(keys)
         piece = self.slices[index]
         found: dict[str, RecordLocation] = {}
+        decoded: dict[bytes, RecordLocation | None] = {}
         if piece.base_file is not None:
             path = self._path(piece.base_file)
             try:
-                found.update(_read_base(self.storage.read_bytes(path), wanted))
+                found.update(_read_base(self.storage.read_bytes(path), wanted, None, decoded))
             except CorruptFileError as err:
                 raise CorruptFileError(f"record index: {path}: {err}") from err
         paths = [self._path(p) for p in piece.log_files]
@@ -92,7 +96,7 @@ class RecordIndexFileGroups:
                     found.pop(deleted.record_key or "", None)
                 continue
             try:  # an HFILE block is an HFile: seek the keys as in the base file
-                found.update(_read_base(bytes(block.content), wanted, block.schema_json))
+                found.update(_read_base(bytes(block.content), wanted, block.schema_json, decoded))
             except CorruptFileError as err:
                 raise CorruptFileError(
                     f"record index: a log block of {piece.file_id}: {err}"
@@ -114,24 +118,35 @@ class RecordIndexFileGroups:
 
 
 def _read_base(
-    data: bytes, wanted: set[str], block_schema: str | None = None
+    data: bytes,
+    wanted: set[str],
+    block_schema: str | None = None,
+    decoded: dict[bytes, RecordLocation | None] | None = None,
 ) -> dict[str, RecordLocation]:
+    """The entries of `wanted` in one record-index HFile (a base file or an HFILE block).
+
+    Only the data blocks that may hold a wanted key are read; their rows are matched as one Arrow
+    array, and only the matched values are decoded, each distinct value once (`decoded`: the
+    entries of one data file group at one instant share their bytes)."""
     reader = HFileReader(data)
     schema = reader.file_info.text("schema") or block_schema
     if not schema:
         raise CorruptFileError("metadata HFile has no Avro schema (FileInfo 'schema')")
-    if len(wanted) > _SCAN_SHARE * max(reader.entry_count, 1):
-        rows: Sequence[tuple[str, bytes | None]] = [
-            (row.decode("utf-8", "surrogateescape"), value)
-            for row, value in reader.items()
-            if row.decode("utf-8", "surrogateescape") in wanted
-        ]
-    else:
-        rows = [(key, reader.get(key)) for key in sorted(wanted)]
-    found = {}
-    for key, value in rows:
-        if value is not None:
-            location = decode_value(key, value, schema).location
+    probes = sorted(key.encode("utf-8", "surrogateescape") for key in wanted)
+    value_set = pa.array(probes, pa.binary())
+    cache = {} if decoded is None else decoded
+    found: dict[str, RecordLocation] = {}
+    for index in reader.blocks_holding(probes):
+        cells = reader.cell_columns(index)
+        hits = pc.is_in(cells.rows(), value_set=value_set).to_numpy(zero_copy_only=False)
+        for position in np.flatnonzero(hits).tolist():
+            key = cells.row(position).decode("utf-8", "surrogateescape")
+            if key in found:
+                continue  # the first cell of a row wins, as `HFileReader.get`
+            value = cells.value(position)
+            if value not in cache:
+                cache[value] = decode_value(key, value, schema).location
+            location = cache[value]
             if location is not None:
                 found[key] = location
     return found

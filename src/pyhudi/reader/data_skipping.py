@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from pyhudi.codec.metadata_keys import column_index_id
 from pyhudi.codec.metadata_records import ColumnStats
 from pyhudi.config import read as rkeys
 from pyhudi.metadata import MetadataTable, has_metadata_table
@@ -38,7 +39,7 @@ def skip_slices(
     mdt = MetadataTable.open(ctx)
     if COLUMN_STATS not in mdt.partitions():
         return list(slices)
-    index = stats_index(mdt)
+    index = stats_index(mdt, sorted({f[0] for f in filters if f[1] in _RANGE_OPS}))
     columns = {column for _, column in index}
     usable = [f for f in filters if f[0] in columns and f[1] in _RANGE_OPS]
     if not usable:
@@ -46,9 +47,16 @@ def skip_slices(
     return [s for s in slices if all(_may_match(s, f, index) for f in usable)]
 
 
-def stats_index(mdt: MetadataTable) -> StatsIndex:
+def stats_index(mdt: MetadataTable, columns: Sequence[str] | None = None) -> StatsIndex:
+    """(file name, column) -> live stats; of `columns` only (None: every indexed column), read by
+    key prefix: a `column_stats` key starts with its column's hash (`column_index_id`)."""
     index: StatsIndex = {}
-    for record in mdt.records(COLUMN_STATS).values():
+    records = (
+        mdt.records(COLUMN_STATS)
+        if columns is None
+        else mdt.records_with_prefix(COLUMN_STATS, [column_index_id(c) for c in columns])
+    )
+    for record in records.values():
         stats = record.column_stats
         if stats is not None and not stats.is_deleted and stats.file_name and stats.column_name:
             index[(stats.file_name, stats.column_name)] = stats

@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -17,7 +19,9 @@ import pyarrow as pa
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.config import read as rkeys
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata import read_view
+from pyhudi.metadata.listing import is_kept_listing
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import InstantTime
 from pyhudi.reader.data_skipping import skip_slices
@@ -71,15 +75,61 @@ def plan_read(
     schema = table_arrow_schema(ctx, as_of) or pa.schema([])
     view = read_view(ctx, opts)  # the metadata table's files listing when enabled
     partitions = prune_partitions(ctx, view.partition_paths(), filters)
+    slices = _latest_slices(ctx, view, query_type, as_of, partitions)
+    slices = skip_slices(ctx, opts, slices, filters)  # hoodie.enable.data.skipping
+    return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
+
+
+#: Plans' file slices kept while their inputs are equal (see `_latest_slices`).
+_CACHED_PLANS = 16
+_slices: OrderedDict[Hashable, tuple[PartitionListing, tuple[FileSlice, ...]]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _latest_slices(
+    ctx: TableContext,
+    view: FileSystemView,
+    query_type: str,
+    as_of: InstantTime | None,
+    partitions: Sequence[str],
+) -> Sequence[FileSlice]:
+    """The latest slices of `partitions` as of `as_of`: read-optimized (base files only) or merged.
+
+    When the view's files come from a kept metadata-table listing (`is_kept_listing`: the metadata
+    table is unchanged), the slices of an earlier plan with equal inputs are reused: the same
+    listing object, and the same table, active timeline (every instant, state and completion time),
+    query instant, partitions, query type and bootstrap sources, which is all the view's choice
+    depends on (completed replace and pending compaction plans never change)."""
+    listing = view.listing
+    key: Hashable | None = None
+    if is_kept_listing(listing):
+        key = (
+            ctx.base_path,
+            id(listing),
+            tuple(ctx.active.timeline),
+            as_of,
+            tuple(partitions),
+            query_type,
+            tuple(sorted(view.bootstrap_sources.items())),
+        )
+        with _lock:
+            hit = _slices.get(key)
+            if hit is not None and hit[0] is listing:
+                _slices.move_to_end(key)
+                return hit[1]
     if query_type == "read_optimized":
-        slices = [
+        slices: Sequence[FileSlice] = [
             FileSlice(b.partition_path, b.file_id, b.instant_time, b)
             for b in view.latest_base_files(as_of, partitions)
         ]
     else:
         slices = view.latest_merged_file_slices(as_of, partitions)
-    slices = skip_slices(ctx, opts, slices, filters)  # hoodie.enable.data.skipping
-    return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
+    if key is not None:
+        with _lock:
+            _slices[key] = (listing, tuple(slices))
+            while len(_slices) > _CACHED_PLANS:
+                _slices.popitem(last=False)
+    return slices
 
 
 def _plan(

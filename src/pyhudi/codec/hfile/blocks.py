@@ -18,8 +18,15 @@ import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
+
+_fast_crc32c: Any
+try:
+    import google_crc32c as _fast_crc32c
+except ImportError:  # pragma: no cover - a platform without its wheel: the Python loop
+    _fast_crc32c = None
 
 MAGIC_DATA = b"DATABLK*"
 MAGIC_ENCODED_DATA = b"DATABLKE"
@@ -65,7 +72,15 @@ _CRC32C_TABLE = _crc32c_table()
 
 
 def crc32c(data: bytes | memoryview, crc: int = 0) -> int:
-    """CRC-32C (Castagnoli), the checksum Hadoop's `DataChecksum.Type.CRC32C` computes."""
+    """CRC-32C (Castagnoli), the checksum Hadoop's `DataChecksum.Type.CRC32C` computes (Google's C
+    implementation when `google-crc32c` is installed, as it is with pyhudi: ~1000x the Python loop)."""
+    if _fast_crc32c is not None:
+        return int(_fast_crc32c.extend(crc, bytes(data)))
+    return crc32c_python(data, crc)
+
+
+def crc32c_python(data: bytes | memoryview, crc: int = 0) -> int:
+    """CRC-32C in plain Python (the fallback, and the reference the tests hold the C one to)."""
     table = _CRC32C_TABLE
     crc ^= 0xFFFFFFFF
     for byte in bytes(data):

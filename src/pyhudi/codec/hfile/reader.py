@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from pyhudi.codec.hfile.blocks import (
     MAGIC_DATA,
@@ -17,12 +17,12 @@ from pyhudi.codec.hfile.blocks import (
     IndexEntry,
     as_bytes,
     check_codec_supported,
-    decode_cells,
     decode_non_root_index,
     decode_root_index,
     kv_key_row,
     read_block,
 )
+from pyhudi.codec.hfile.cells import CellColumns, cell_layout
 from pyhudi.codec.hfile.meta import HFileInfo, HFileTrailer, decode_file_info
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 
@@ -97,6 +97,31 @@ class HFileReader:
                 return
             yield row, value
 
+    def cell_columns(self, index: int) -> CellColumns:
+        """The cells of data block `index` as positions into its payload (no object per cell)."""
+        entry = self._index[index]
+        block = self._block(entry.offset, MAGIC_DATA, entry.size)
+        info = self.file_info
+        return cell_layout(block.payload, mvcc=info.includes_mvcc, tags=info.includes_tags)
+
+    def blocks_holding(self, keys: Iterable[bytes]) -> list[int]:
+        """The data blocks (indexes, in order) that may hold a row equal to one of `keys`."""
+        found: set[int] = set()
+        rows = self._index_rows
+        for key in keys:
+            # a row equal to an index key may also end the block before (see `_scan_from`)
+            found.add(max(0, bisect_left(rows, key) - 1))
+            found.add(max(0, bisect_right(rows, key) - 1))
+        return sorted(i for i in found if i < len(rows))
+
+    def blocks_with_prefix(self, prefix: bytes) -> range:
+        """The data blocks (indexes) that may hold a row starting with `prefix`."""
+        rows = self._index_rows
+        first = max(0, bisect_left(rows, prefix) - 1)
+        upper = _prefix_end(prefix)
+        stop = len(rows) if upper is None else bisect_left(rows, upper)
+        return range(first, max(stop, first + 1) if rows else 0)
+
     def meta_block(self, name: bytes | str) -> bytes | None:
         """Payload of the named meta block (e.g. Hudi's `bloomFilter`), else None."""
         entry = self._meta_index.get(as_bytes(name))
@@ -136,10 +161,7 @@ class HFileReader:
         if cached is not None:
             self._cache.move_to_end(index)
             return cached
-        entry = self._index[index]
-        block = self._block(entry.offset, MAGIC_DATA, entry.size)
-        info = self.file_info
-        cached = decode_cells(block.payload, mvcc=info.includes_mvcc, tags=info.includes_tags)
+        cached = self.cell_columns(index).lists()
         self._cache[index] = cached
         if len(self._cache) > _CACHED_BLOCKS:
             self._cache.popitem(last=False)
@@ -157,3 +179,11 @@ class HFileReader:
             rows, values = self._cells(i)
             j = bisect_left(rows, key)
             yield from zip(rows[j:], values[j:])
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The least byte string above every string starting with `prefix` (None: no bound)."""
+    trimmed = prefix.rstrip(b"\xff")
+    if not trimmed:
+        return None
+    return trimmed[:-1] + bytes([trimmed[-1] + 1])
