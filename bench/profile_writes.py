@@ -13,6 +13,7 @@ import sys
 from collections import defaultdict
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import pyhudi
 from bench.common import (
@@ -24,7 +25,7 @@ from bench.common import (
     upsert_batch,
 )
 from bench.profile_reads import profiled
-from bench.upserts import COW, MOR, SMALL_BATCH_ROWS
+from bench.upserts import BUCKET, COW, MOR, SMALL_BATCH_ROWS
 
 RUNS = 3
 
@@ -108,6 +109,48 @@ def small(spark: SparkSession) -> None:
     _summary(times)
 
 
+def bucket(spark: SparkSession) -> None:
+    """Bucket-indexed loads (MOR, 2 buckets per partition) against a plain pyhudi bulk_insert and
+    the floor: plain Spark shuffling the rows by (partition, bucket), the bucket from the same JVM
+    hash expression, then `partitionBy(part).parquet`."""
+    from pyhudi.index.bucket import bucket_id_column
+
+    source = materialize(spark, source_data(spark), path("source"))
+    floor = source.withColumn("__bucket", bucket_id_column(F.col("key"), 2, None, False))
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(RUNS):
+        times["floor"].append(
+            profiled(
+                spark,
+                "floor repartition(part, bucket) partitionBy().parquet",
+                lambda: (
+                    floor.repartition("part", "__bucket")
+                    .drop("__bucket")
+                    .write.mode("overwrite")
+                    .option("compression", "snappy")
+                    .partitionBy("part")
+                    .parquet(fresh(path("bucket_floor")))
+                ),
+            )
+        )
+        times["bulk_insert"].append(
+            profiled(
+                spark,
+                "pyhudi MOR bulk_insert",
+                lambda: _write(source, fresh(path("simple_load")), MOR, "bulk_insert"),
+            )
+        )
+        for operation in ("bulk_insert", "insert"):
+            times[f"bucket {operation}"].append(
+                profiled(
+                    spark,
+                    f"pyhudi bucket {operation}",
+                    lambda o=operation: _write(source, fresh(path("bucket_load")), BUCKET, o),
+                )
+            )
+    _summary(times)
+
+
 def driver(spark: SparkSession) -> None:
     """cProfile of the driver around one warm COW upsert of the 10% + 2% batch."""
     import cProfile
@@ -142,7 +185,7 @@ def main(argv: list[str]) -> int:
             "spark.driver.memory": "10g",
             "spark.sql.shuffle.partitions": "16",
             "spark.ui.enabled": "true",
-            "spark.ui.port": "4077",
+            "spark.ui.port": os.environ.get("PYHUDI_PROFILE_UI_PORT", "4077"),
         },
     )
     for name in argv or ["bulk", "upsert", "small", "driver"]:

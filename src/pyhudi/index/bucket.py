@@ -124,17 +124,19 @@ def route_by_bucket(
     fid_column: str,
     base_column: str,
     instant_time: str,
+    known: dict[tuple[str, int], tuple[str, str | None]] | None = None,
 ):  # type: ignore[no-untyped-def]
     """Add the target file id and base file of every record: its bucket's file group, or a new one
     whose id is derived from (instant, partition, bucket), so no pass over the records is needed to
-    name new buckets first."""
+    name new buckets first. `known`: the table's buckets (`existing_buckets`), if already read."""
 
     bucket = "__pyhudi_bucket"
     bucketed = records.withColumn(
         bucket, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
     )
     new_fid = _new_bucket_file_id(F.col(PARTITION_PATH), F.col(bucket), instant_time)
-    known = existing_buckets(ctx)
+    if known is None:
+        known = existing_buckets(ctx)
     if not known:
         return (
             bucketed.withColumn(fid_column, new_fid)

@@ -13,12 +13,12 @@ from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import PendingServiceError
-from pyhudi.file_group.bulk_insert import bulk_insert_function
+from pyhudi.file_group.bulk_insert import bucket_load_function, bulk_insert_function
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
-from pyhudi.index.bucket import route_by_bucket
+from pyhudi.index.bucket import existing_buckets, route_by_bucket
 from pyhudi.index.driver_lookup import driver_lookup_files
 from pyhudi.index.locate import tag_locations
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
@@ -102,6 +102,7 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         if hash_field
         else job.cfg.keygen.record_key_fields
     )
+    known = existing_buckets(job.ctx)
     routed = route_by_bucket(
         job.spark,
         job.ctx,
@@ -112,9 +113,30 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         FID,
         BASE,
         job.spec.instant_time,
+        known,
     )
+    if not known and job.cfg.operation in _LOADS:
+        return Outcome(_load_new_buckets(job, routed))
     reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
+
+
+#: Operations that only add records: into a table without buckets yet, every record opens a new one.
+_LOADS = (WriteOperationType.BULK_INSERT, WriteOperationType.INSERT)
+
+
+def _load_new_buckets(job: WriteJob, routed: DataFrame) -> list[dict]:
+    """Every bucket is new (the table has none yet): one shuffle by file id (a bucket is one file
+    group, as Hudi's bucket bulk insert partitioner shuffles too), then each task streams its
+    buckets' rows into new base files (`bucket_load_function`) — the job of a plain bulk insert
+    plus that shuffle. No file group exists, so none can be under pending clustering."""
+    data = routed.select(*[c for c in routed.columns if not c.startswith("__pyhudi_")], FID)
+    if job.cfg.parallelism > 0:
+        data = data.repartition(job.cfg.parallelism, FID)
+    else:
+        data = data.repartition(FID)
+    result = data.mapInArrow(bucket_load_function(job.spec), STATS_DDL)
+    return [row.asDict() for row in result.collect()]
 
 
 def _uses_buckets(job: WriteJob) -> bool:
