@@ -14,6 +14,7 @@ from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
+from pyhudi.codec.file_names import new_bucket_file_id
 from pyhudi.index.bucket import bucket_ids
 
 BUCKETS = 4
@@ -79,6 +80,9 @@ def test_loading_a_bucket_table_writes_one_base_file_per_bucket(
     result = pyhudi.write(source, path, {**options, "hoodie.datasource.write.operation": operation})
     assert result.num_inserts == 300 and not _data_files(path, ".log.")
     by_bucket = _assert_one_file_group_per_bucket(spark, path)
+    assert by_bucket == {
+        (p, b): new_bucket_file_id(result.instant_time, p, b) for p, b in by_bucket
+    }
     keys = [f"id-{i:05d}" for i in range(300)]
     cities = [t["city"] for t in trips(0, 300)]
 
@@ -111,6 +115,17 @@ def test_inserts_into_a_loaded_bucket_table_go_to_the_existing_buckets(spark, tm
     _write(spark, path, trips(0, 10, ts=5), "upsert", options)
     fares = {r["uuid"]: r["ts"] for r in _same_as_hudi_rs(spark, path)}
     assert len(fares) == 96 and fares["id-00003"] == 5 and fares["id-00050"] == 1
+
+
+def test_upserts_name_new_buckets_as_loads_do(spark, tmp_path):
+    """An upsert into an empty bucket table routes by the Spark expression of the file id; a load
+    names buckets in its tasks: both give `new_bucket_file_id`."""
+    path = str(tmp_path / "t")
+    result = _write(spark, path, trips(0, 40), "upsert", {**OPTIONS, **MOR})
+    by_bucket = _assert_one_file_group_per_bucket(spark, path)
+    assert by_bucket == {
+        (p, b): new_bucket_file_id(result.instant_time, p, b) for p, b in by_bucket
+    }
 
 
 def test_bucket_load_honours_the_configured_shuffle_parallelism(spark, tmp_path):

@@ -4,18 +4,19 @@ size); bucket-indexed loads: one file group per bucket, its id chosen before the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pyhudi.codec.file_names import (
+    new_bucket_file_id,
     new_file_id,
     new_file_id_prefix,
 )
 from pyhudi.codec.schema import PARTITION_PATH
 from pyhudi.file_group.base_file import BaseFileWriter
-from pyhudi.file_group.control_columns import FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import stats_table
@@ -97,8 +98,8 @@ def split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
     return split_by(table, PARTITION_PATH)
 
 
-def split_by(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
-    """(value, rows) for each distinct value of a string column, rows in their order."""
+def split_by(table: pa.Table, column: str) -> Iterator[tuple[Any, pa.Table]]:
+    """(value, rows) for each distinct value of a column, rows in their order."""
     encoded = pc.dictionary_encode(table.column(column)).combine_chunks()
     indices = encoded.indices.to_numpy(zero_copy_only=False)
     values = encoded.dictionary.to_pylist()
@@ -136,25 +137,27 @@ def bulk_insert_function(
 
 
 def bucket_load_function(
-    spec: WriteTaskSpec,
+    spec: WriteTaskSpec, bucket_column: str
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Rows of new buckets, each bucket's rows all in this task (shuffled by `FID`), streamed into
-    one new base file per bucket: the rows are buffered per bucket (at most `_BUFFER_BYTES` in all,
-    the largest buffer written as a row group first), never materialised as one group."""
+    """Rows of new buckets (`bucket_column`: the bucket number), each (partition, bucket) entirely
+    in this task (shuffled by both), streamed into one new base file per bucket, named by
+    `new_bucket_file_id`: the rows are buffered per bucket (at most `_BUFFER_BYTES` in all, the
+    largest buffer written as a row group first), never materialised as one group."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
-        buffers: dict[str, PartitionBuffer] = {}
+        buffers: dict[tuple[str, int], PartitionBuffer] = {}
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            for file_id, rows in split_by(pa.Table.from_batches([batch]), FID):
-                buffer = buffers.get(file_id)
-                if buffer is None:
-                    partition = rows.column(PARTITION_PATH)[0].as_py() or ""
-                    buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
-                    buffers[file_id] = buffer
-                buffer.add(rows.drop_columns([FID]))
+            for partition, rows in split_by(pa.Table.from_batches([batch]), PARTITION_PATH):
+                for bucket, bucket_rows in split_by(rows, bucket_column):
+                    buffer = buffers.get((partition, bucket))
+                    if buffer is None:
+                        file_id = new_bucket_file_id(spec.instant_time, partition or "", bucket)
+                        buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
+                        buffers[(partition, bucket)] = buffer
+                    buffer.add(bucket_rows.drop_columns([bucket_column]))
             _bound_buffers(buffers.values())
         stats = [row for buffer in buffers.values() for row in buffer.close()]
         yield from stats_table(stats).to_batches()

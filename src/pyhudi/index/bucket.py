@@ -36,6 +36,13 @@ def java_string_hash(column: Column) -> Column:
     return F.pmod(signed, F.lit(_TWO_32))
 
 
+def with_bucket_ids(records, num_buckets: int, hash_fields, complex_key: bool, column: str):  # type: ignore[no-untyped-def]
+    """`records` plus each record's bucket number as `column`."""
+    return records.withColumn(
+        column, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
+    )
+
+
 def _hash_values(
     record_key: Column, hash_fields: tuple[str, ...] | None, complex_key: bool
 ) -> list[Column]:
@@ -159,8 +166,8 @@ def route_by_bucket(
 
 
 def _new_bucket_file_id(partition: Column, bucket: Column, instant_time: str) -> Column:
-    """`bucket_file_id` as an expression: the 8-digit bucket, then a UUID-shaped tail hashed from
-    (instant, partition, bucket) (the same in every task), then `-0`."""
+    """`codec.file_names.new_bucket_file_id` as an expression: the 8-digit bucket, then a
+    UUID-shaped tail hashed from (instant, partition, bucket) (the same in every task), then `-0`."""
     digest = F.sha2(F.concat_ws(":", F.lit(f"pyhudi:{instant_time}"), partition, bucket), 256)
     parts = [
         F.substring(digest, start, length) for start, length in ((1, 4), (5, 4), (9, 4), (13, 12))

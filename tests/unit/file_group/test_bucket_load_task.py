@@ -8,18 +8,16 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pyhudi.codec.file_names import new_bucket_file_id
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, with_meta_fields
 from pyhudi.file_group import bulk_insert
-from pyhudi.file_group.control_columns import FID
 from pyhudi.file_group.identity import local_task
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.storage import Storage
 from pyhudi.writer.config import resolve_write_config
 
-FILE_IDS = {
-    "p1": "00000000-aaaa-bbbb-cccc-000000000001-0",
-    "p2": "00000001-aaaa-bbbb-cccc-000000000002-0",
-}
+INSTANT = "20240101000000000"
+BUCKETS = {"p1": 0, "p2": 1}
 
 
 def _batches(count: int, rows: int) -> list[pa.RecordBatch]:
@@ -33,7 +31,7 @@ def _batches(count: int, rows: int) -> list[pa.RecordBatch]:
                     RECORD_KEY: [f"k{i:06d}" for i in numbers],
                     PARTITION_PATH: parts,
                     "v": [float(i) for i in numbers],
-                    FID: [FILE_IDS[p] for p in parts],
+                    "b": [BUCKETS[p] for p in parts],
                 }
             )
         )
@@ -45,11 +43,13 @@ def test_each_bucket_is_one_file_however_the_rows_arrive(tmp_path, monkeypatch) 
     storage, root = Storage.for_uri(str(tmp_path / "t"))
     cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
     schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
-    spec = WriteTaskSpec(storage, root, "20240101000000000", schema, cfg.sizing, cfg.bloom)
+    spec = WriteTaskSpec(storage, root, INSTANT, schema, cfg.sizing, cfg.bloom)
     with local_task(3):
-        out = list(bulk_insert.bucket_load_function(spec)(iter(_batches(12, 100))))
+        out = list(bulk_insert.bucket_load_function(spec, "b")(iter(_batches(12, 100))))
     stats = pa.Table.from_batches(out).to_pylist()
-    assert sorted(s["file_id"] for s in stats) == sorted(FILE_IDS.values())
+    ids = {p: new_bucket_file_id(INSTANT, p, b) for p, b in BUCKETS.items()}
+    assert {s["partition_path"]: s["file_id"] for s in stats} == ids
+    assert ids["p1"].startswith("00000000-") and ids["p2"].startswith("00000001-")
     for s in stats:
         part = s["partition_path"]
         file = pq.ParquetFile(os.path.join(root, part, s["file_name"]))
