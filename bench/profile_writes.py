@@ -13,6 +13,7 @@ import sys
 from collections import defaultdict
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import pyhudi
 from bench.common import (
@@ -24,7 +25,7 @@ from bench.common import (
     upsert_batch,
 )
 from bench.profile_reads import profiled
-from bench.upserts import COW, MOR, SMALL_BATCH_ROWS
+from bench.upserts import BUCKET, COW, MOR, SMALL_BATCH_ROWS
 
 RUNS = 3
 
@@ -108,6 +109,148 @@ def small(spark: SparkSession) -> None:
     _summary(times)
 
 
+def bucket(spark: SparkSession) -> None:
+    """Bucket-indexed loads (MOR, 2 buckets per partition) against a plain pyhudi bulk_insert and
+    the floor: plain Spark shuffling the rows by (partition, bucket), the bucket from the same JVM
+    hash expression, then `partitionBy(part).parquet`."""
+    from pyhudi.index.bucket import bucket_id_column
+
+    source = materialize(spark, source_data(spark), path("source"))
+    floor = source.withColumn("__bucket", bucket_id_column(F.col("key"), 2, None, False))
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(RUNS):
+        times["floor"].append(
+            profiled(
+                spark,
+                "floor repartition(part, bucket) partitionBy().parquet",
+                lambda: (
+                    floor.repartition("part", "__bucket")
+                    .drop("__bucket")
+                    .write.mode("overwrite")
+                    .option("compression", "snappy")
+                    .partitionBy("part")
+                    .parquet(fresh(path("bucket_floor")))
+                ),
+            )
+        )
+        times["bulk_insert"].append(
+            profiled(
+                spark,
+                "pyhudi MOR bulk_insert",
+                lambda: _write(source, fresh(path("simple_load")), MOR, "bulk_insert"),
+            )
+        )
+        for operation in ("bulk_insert", "insert"):
+            times[f"bucket {operation}"].append(
+                profiled(
+                    spark,
+                    f"pyhudi bucket {operation}",
+                    lambda o=operation: _write(source, fresh(path("bucket_load")), BUCKET, o),
+                )
+            )
+    _summary(times)
+
+
+def bootstrap(spark: SparkSession) -> None:
+    """METADATA_ONLY bootstrap against the Spark copy, the plain-Spark skeleton floor and what
+    pyarrow alone needs for the skeletons (read the key column, write the five meta columns; with
+    and without the bloom filter), interleaved."""
+    from bench.bootstrap import _options, existing_table
+    from bench.profile_reads import skeleton_floor
+
+    source = existing_table(spark)
+    empty = spark.createDataFrame([], "x int")
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(RUNS):
+        times["spark copy"].append(
+            profiled(
+                spark,
+                "spark copy",
+                lambda: (
+                    spark.read.parquet(source)
+                    .write.partitionBy("part")
+                    .parquet(fresh(path("bootstrap_plain_copy")))
+                ),
+            )
+        )
+        times["pyhudi metadata_only"].append(
+            profiled(
+                spark,
+                "pyhudi METADATA_ONLY",
+                lambda: pyhudi.write(
+                    empty,
+                    fresh(path("bootstrap_metadataonly")),
+                    _options(source, "MetadataOnly"),
+                ),
+            )
+        )
+        times["spark skeleton floor"].append(
+            profiled(
+                spark,
+                "spark skeleton floor",
+                lambda: skeleton_floor(spark, source, fresh(path("skeleton_floor"))),
+            )
+        )
+        for bloom in (False, True):
+            times[f"pyarrow skeletons bloom={bloom}"].append(
+                _timed(lambda b=bloom: _pyarrow_skeletons(source, path("skeleton_arrow"), b))
+            )
+    _summary(times)
+
+
+def _timed(action) -> float:  # type: ignore[no-untyped-def]
+    import time
+
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _pyarrow_skeletons(source: str, target: str, bloom: bool) -> None:
+    """The fastest skeleton write this machine allows: pyarrow on 2 threads, per source file read
+    the key column, build the five meta columns, write snappy parquet (optionally with the bloom
+    filter Hudi's footer needs); no Spark, no timeline, no index."""
+    import glob
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from pyhudi.codec.bloom import new_bloom_filter
+
+    fresh(target)
+    files = sorted(glob.glob(os.path.join(source, "part=*", "*.parquet")))
+
+    def one(index: int) -> None:
+        keys = pq.read_table(files[index], columns=["key"]).column(0)
+        n = len(keys)
+        numbers = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
+        table = pa.table(
+            {
+                "_hoodie_commit_time": pa.repeat("00000000000001", n).cast(pa.string()),
+                "_hoodie_commit_seqno": pc.binary_join_element_wise(
+                    pa.repeat("00000000000001_0_", n), numbers, ""
+                ),
+                "_hoodie_record_key": keys,
+                "_hoodie_partition_path": pa.repeat("part", n).cast(pa.string()),
+                "_hoodie_file_name": pa.repeat(f"s{index}.parquet", n).cast(pa.string()),
+            }
+        )
+        metadata = {}
+        if bloom:
+            bloom_filter = new_bloom_filter(60000, 1e-9, "DYNAMIC_V0", 100000)
+            bloom_filter.add_keys(keys)
+            metadata = {b"org.apache.hudi.bloomfilter": bloom_filter.serialize().encode()}
+        table = table.replace_schema_metadata(metadata)
+        os.makedirs(target, exist_ok=True)
+        pq.write_table(table, os.path.join(target, f"s{index}.parquet"), compression="snappy")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(one, range(len(files))))
+
+
 def driver(spark: SparkSession) -> None:
     """cProfile of the driver around one warm COW upsert of the 10% + 2% batch."""
     import cProfile
@@ -142,7 +285,7 @@ def main(argv: list[str]) -> int:
             "spark.driver.memory": "10g",
             "spark.sql.shuffle.partitions": "16",
             "spark.ui.enabled": "true",
-            "spark.ui.port": "4077",
+            "spark.ui.port": os.environ.get("PYHUDI_PROFILE_UI_PORT", "4077"),
         },
     )
     for name in argv or ["bulk", "upsert", "small", "driver"]:

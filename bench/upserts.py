@@ -8,7 +8,8 @@ without the bucket index), loading a bucket-indexed table, and warm 1,000-row up
 * `mor_bucket_upsert_vs_cow_upsert`: the same MOR upsert with `hoodie.index.type=BUCKET` (2 buckets
   per partition: ~100k rows, as a user sizes buckets to the file size) vs the COW upsert above;
 * `bucket_{bulk_insert,insert}_vs_bulk_insert`: loading the 2M rows into a bucket-indexed MOR table
-  vs a plain (SIMPLE index) pyhudi bulk_insert;
+  vs a plain (SIMPLE index) pyhudi bulk_insert; `bucket_bulk_insert_vs_floor`: the same load vs
+  plain Spark `repartition(part, bucket)` + `partitionBy().parquet` (the bucket shuffle's floor);
 * `small_upsert_{mor,cow,mor_bucket}_seconds`: a warm 1,000-row upsert (random existing keys) into
   the 2M-row table (MOR and COW: SIMPLE index; MOR: bucket index), median seconds against the issue's budget (baseline_s = budget: ratio <= 1 meets it).
 """
@@ -48,6 +49,7 @@ def run(spark: SparkSession) -> dict[str, Measure]:
     small = materialize(spark, upsert_batch(spark).limit(SMALL_BATCH_ROWS), path("small_batch"))
     results = {
         "bucket_bulk_insert_vs_bulk_insert": bucket_load(source, "bulk_insert"),
+        "bucket_bulk_insert_vs_floor": bucket_load_vs_floor(source),
         "bucket_insert_vs_bulk_insert": bucket_load(source, "insert"),
     }
     for name, options in (("large_cow", COW), ("large_mor", MOR)):
@@ -80,6 +82,30 @@ def bucket_load(source: DataFrame, operation: str) -> Measure:
         lambda run: None,
         lambda run: _write(source, fresh(path("bucket_load")), BUCKET, operation),
         lambda run: _write(source, fresh(path("simple_load")), MOR, "bulk_insert"),
+    )
+    return Measure(ours, theirs, target=1.0)
+
+
+def bucket_load_vs_floor(source: DataFrame) -> Measure:
+    """The bucket-indexed `bulk_insert` vs plain Spark shuffling the same rows by (partition,
+    bucket) — the bucket from the same JVM hash expression — and writing `partitionBy().parquet`."""
+    from pyspark.sql import functions as F
+
+    from pyhudi.index.bucket import bucket_id_column
+
+    num_buckets = int(BUCKET["hoodie.bucket.index.num.buckets"])
+    bucketed = source.withColumn("b", bucket_id_column(F.col("key"), num_buckets, None, False))
+    ours, theirs = median_pair(
+        lambda run: None,
+        lambda run: _write(source, fresh(path("bucket_load")), BUCKET, "bulk_insert"),
+        lambda run: (
+            bucketed.repartition("part", "b")
+            .drop("b")
+            .write.mode("overwrite")
+            .option("compression", "snappy")
+            .partitionBy("part")
+            .parquet(fresh(path("bucket_floor")))
+        ),
     )
     return Measure(ours, theirs, target=1.0)
 

@@ -28,8 +28,7 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.lock import write_scope_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
-from pyhudi.writer.partition_check import check_partition_values
-from pyhudi.writer.pipeline import commit_prepared
+from pyhudi.writer.pipeline import checked_records, commit_prepared
 from pyhudi.writer.prepare import prepare_records
 
 SAVE_MODES = ("append", "overwrite", "ignore", "errorifexists", "error")
@@ -79,9 +78,10 @@ def write(
 
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
-    check_partition_values(records, cfg.keygen)  # before the table or the instant is created
+    # Checked before the table or the instant is created (with the counts an upsert needs).
+    records, counts = checked_records(records, cfg)
     with write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options):
-        ctx, result = commit_prepared(records, path, cfg, data_schema, existing)
+        ctx, result = commit_prepared(records, path, cfg, data_schema, existing, counts)
         return run_inline_services(records.sparkSession, ctx, cfg, result)
 
 

@@ -269,6 +269,33 @@ def new_bloom_filter(
     return DynamicBloomFilter(bit_size, nb_hash, num_entries, max_entries)
 
 
+def continued_bloom_filter(
+    previous: BloomFilter | None,
+    keys_in_it: int,
+    num_entries: int,
+    fpp: float,
+    type_code: str | BloomFilterTypeCode,
+    max_entries: int,
+) -> BloomFilter | None:
+    """`previous` (read from a footer) ready to take more keys, when it is exactly the filter
+    `new_bloom_filter(...)` builds from `keys_in_it` keys: same type and sizes, and (DYNAMIC_V0)
+    the same per-row bound with its rows and counter those keys leave, before the round robin past
+    `max_entries`, whose position a footer does not keep. Otherwise None."""
+    if previous is None or previous.type_code is not BloomFilterTypeCode.parse(type_code):
+        return None
+    if (previous.vector_size, previous.nb_hash) != bloom_sizes(num_entries, fpp):
+        return None
+    if not isinstance(previous, DynamicBloomFilter):
+        return previous
+    rows, current = len(previous.rows), previous.current_nb_record
+    if previous.nr != num_entries or not 0 <= current <= num_entries:
+        return None
+    if (rows - 1) * num_entries + current != keys_in_it or (rows > 1 and current == 0):
+        return None
+    previous.max_nr = max_entries
+    return previous
+
+
 def deserialize_bloom_filter(
     text: str | bytes, type_code: str | BloomFilterTypeCode | None = None
 ) -> BloomFilter:

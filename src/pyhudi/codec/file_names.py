@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 
@@ -36,6 +37,15 @@ def new_file_id_prefix() -> str:
 def new_file_id(index: int = 0, prefix: str | None = None) -> str:
     """`<uuid4>-<n>`, Hudi's `FSUtils.createNewFileId`."""
     return f"{prefix or new_file_id_prefix()}-{index}"
+
+
+def new_bucket_file_id(instant_time: str, partition: str, bucket: int) -> str:
+    """A new bucket's file id (Hudi's shape: the 8-digit bucket, the rest of a UUID, `-0`) whose
+    UUID-shaped tail is hashed from (instant, partition, bucket): every task of a write names a
+    bucket the same way. `pyhudi.index.bucket` computes the same id as a Spark expression."""
+    digest = hashlib.sha256(f"pyhudi:{instant_time}:{partition}:{bucket}".encode()).hexdigest()
+    tail = "-".join((digest[0:4], digest[4:8], digest[8:12], digest[12:24]))
+    return f"{bucket:08d}-{tail}-0"
 
 
 def make_write_token(task_partition_id: int, stage_id: int, task_attempt_id: int) -> str:

@@ -61,6 +61,7 @@ class BaseFileWriter:
         self.path = posixpath.join(spec.partition_dir(partition), self.file_name)
         self.counts = {"num_writes": 0, "num_inserts": 0, "num_updates": 0, "num_deletes": 0}
         self._bloom: BloomFilter | None = None
+        self._keys_in_bloom = 0  # leading keys `continue_bloom` said the filter already holds
         self._min_key: str | None = None
         self._max_key: str | None = None
         self._writer: pq.ParquetWriter | None = None
@@ -71,6 +72,12 @@ class BaseFileWriter:
         if spec.bloom.enabled and spec.populate_meta_fields:
             b = spec.bloom
             self._bloom = new_bloom_filter(b.num_entries, b.fpp, b.type_code, b.max_entries)
+
+    def continue_bloom(self, previous: BloomFilter, keys_in_it: int) -> None:
+        """Go on from `previous`, the filter of the first `keys_in_it` keys this file gets (a merge
+        that keeps an old file's rows in their order): those keys are not hashed again."""
+        if self._bloom is not None and self.counts["num_writes"] == 0:
+            self._bloom, self._keys_in_bloom = previous, keys_in_it
 
     # ---- rows ----------------------------------------------------------------------------------
     def write_new(self, records: pa.Table) -> None:
@@ -116,7 +123,10 @@ class BaseFileWriter:
 
     def _track_keys(self, keys: pa.ChunkedArray) -> None:
         if self._bloom is not None:
-            self._bloom.add_keys(keys)
+            skip = min(self._keys_in_bloom, len(keys))
+            self._keys_in_bloom -= skip
+            if skip < len(keys):
+                self._bloom.add_keys(keys.slice(skip))
         low, high = pc.min_max(keys).values()
         low, high = low.as_py(), high.as_py()
         if low is not None:

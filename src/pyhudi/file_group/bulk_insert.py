@@ -1,14 +1,17 @@
-"""Bulk insert task functions: no shuffle, one file per partition path per task (rolled over by size)."""
+"""Bulk insert task functions: no shuffle, one file per partition path per task (rolled over by
+size); bucket-indexed loads: one file group per bucket, its id chosen before the task."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pyhudi.codec.file_names import (
+    new_bucket_file_id,
     new_file_id,
     new_file_id_prefix,
 )
@@ -26,6 +29,7 @@ class PartitionBuffer:
     """Rows of one partition path in a task, written into files rolled over at the target size.
 
     `preserve_meta`: the rows keep their commit time and sequence number (clustering).
+    `file_id`: the one file group the rows go to (a bucket of the bucket index): never rolled over.
     """
 
     def __init__(
@@ -36,9 +40,11 @@ class PartitionBuffer:
         token: str,
         *,
         preserve_meta: bool = False,
+        file_id: str | None = None,
     ) -> None:
         self.spec, self.partition, self.pid, self.token = spec, partition, pid, token
         self.preserve_meta = preserve_meta
+        self.fixed_file_id = file_id
         self.prefix = new_file_id_prefix()
         self.file_index = 0
         self.pending: list[pa.Table] = []
@@ -56,7 +62,7 @@ class PartitionBuffer:
         if not self.pending:
             return
         if self.writer is None:
-            file_id = new_file_id(self.file_index, self.prefix)
+            file_id = self.fixed_file_id or new_file_id(self.file_index, self.prefix)
             self.writer = BaseFileWriter(
                 self.spec,
                 self.partition,
@@ -72,7 +78,10 @@ class PartitionBuffer:
             self.writer.write_new(table)
         self.writer.counts["num_inserts"] += table.num_rows
         self.pending, self.pending_bytes = [], 0
-        if self.writer.bytes_written() >= self.spec.sizing.max_file_size_bytes:
+        if (
+            self.fixed_file_id is None
+            and self.writer.bytes_written() >= self.spec.sizing.max_file_size_bytes
+        ):
             self.finished.append(self.writer.close())
             self.writer = None
             self.file_index += 1
@@ -86,7 +95,12 @@ class PartitionBuffer:
 
 
 def split_by_partition(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
-    encoded = pc.dictionary_encode(table.column(PARTITION_PATH)).combine_chunks()
+    return split_by(table, PARTITION_PATH)
+
+
+def split_by(table: pa.Table, column: str) -> Iterator[tuple[Any, pa.Table]]:
+    """(value, rows) for each distinct value of a column, rows in their order."""
+    encoded = pc.dictionary_encode(table.column(column)).combine_chunks()
     indices = encoded.indices.to_numpy(zero_copy_only=False)
     values = encoded.dictionary.to_pylist()
     if len(values) == 1:
@@ -120,3 +134,42 @@ def bulk_insert_function(
         yield from stats_table(rows).to_batches()
 
     return run
+
+
+def bucket_load_function(
+    spec: WriteTaskSpec, bucket_column: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Rows of new buckets (`bucket_column`: the bucket number), each (partition, bucket) entirely
+    in this task (shuffled by both), streamed into one new base file per bucket, named by
+    `new_bucket_file_id`: the rows are buffered per bucket (at most `_BUFFER_BYTES` in all, the
+    largest buffer written as a row group first), never materialised as one group."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pid, token = task_identity()
+        buffers: dict[tuple[str, int], PartitionBuffer] = {}
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            for partition, rows in split_by(pa.Table.from_batches([batch]), PARTITION_PATH):
+                for bucket, bucket_rows in split_by(rows, bucket_column):
+                    buffer = buffers.get((partition, bucket))
+                    if buffer is None:
+                        file_id = new_bucket_file_id(spec.instant_time, partition or "", bucket)
+                        buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
+                        buffers[(partition, bucket)] = buffer
+                    buffer.add(bucket_rows.drop_columns([bucket_column]))
+            _bound_buffers(buffers.values())
+        stats = [row for buffer in buffers.values() for row in buffer.close()]
+        yield from stats_table(stats).to_batches()
+
+    return run
+
+
+def _bound_buffers(buffers: Iterable[PartitionBuffer]) -> None:
+    pending = sorted(buffers, key=lambda b: b.pending_bytes, reverse=True)
+    total = sum(b.pending_bytes for b in pending)
+    for buffer in pending:
+        if total < _BUFFER_BYTES:
+            return
+        total -= buffer.pending_bytes
+        buffer.flush()

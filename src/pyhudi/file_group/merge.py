@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pyhudi.codec.arrow_compute import last_per_key
+from pyhudi.codec.bloom import continued_bloom_filter, read_footer_bloom
 from pyhudi.codec.file_names import (
     parse_base_file,
 )
@@ -99,7 +100,7 @@ def merge_into_file_group(
 ) -> dict:
     base = parse_base_file(partition, base_name)
     prev_commit = base.instant_time if base else "null"
-    old = read_existing_base(spec, partition, file_id, base_name)
+    old, footer = _read_base(spec, partition, file_id, base_name)
 
     incoming = conform(incoming, spec.file_schema)
     plan = plan_merge(old, incoming, deletes, merge)
@@ -112,6 +113,20 @@ def merge_into_file_group(
         task_partition_id=pid,
         prev_commit=prev_commit,
     )
+    if plan.num_deletes == 0 and footer is not None:
+        # Every old row stays where it was (updates in place) and inserts follow: the new file's
+        # keys begin with the old file's keys in their order, whose filter the old footer holds.
+        b = spec.bloom
+        previous = continued_bloom_filter(
+            read_footer_bloom(footer),
+            old.num_rows,
+            b.num_entries,
+            b.fpp,
+            b.type_code,
+            b.max_entries,
+        )
+        if previous is not None:
+            writer.continue_bloom(previous, old.num_rows)
     _write_merged(writer, old, incoming, plan)
     writer.counts.update(
         num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
@@ -123,11 +138,22 @@ def read_existing_base(
     spec: WriteTaskSpec, partition: str, file_id: str, base_name: str
 ) -> pa.Table:
     """An existing base file's records; a bootstrap skeleton is stitched to its source file first."""
-    table = pq.read_table(spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}"))
+    return _read_base(spec, partition, file_id, base_name)[0]
+
+
+def _read_base(
+    spec: WriteTaskSpec, partition: str, file_id: str, base_name: str
+) -> tuple[pa.Table, dict[bytes, bytes] | None]:
+    """(`read_existing_base`, the file's footer key-value metadata; None for a stitched skeleton)."""
+    with spec.storage.open_input(f"{spec.partition_dir(partition)}/{base_name}") as handle:
+        file = pq.ParquetFile(handle)
+        table = file.read()
+        footer: dict[bytes, bytes] | None = dict(file.metadata.metadata or {})
     source = spec.bootstrap_sources.get((partition, file_id))
     if source is not None:
         table = stitch_rows(source, table, partition, spec.file_schema, base_name)
-    return conform(table, spec.file_schema)
+        footer = None
+    return conform(table, spec.file_schema), footer
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,13 @@ def java_string_hash(column: Column) -> Column:
     return F.pmod(signed, F.lit(_TWO_32))
 
 
+def with_bucket_ids(records, num_buckets: int, hash_fields, complex_key: bool, column: str):  # type: ignore[no-untyped-def]
+    """`records` plus each record's bucket number as `column`."""
+    return records.withColumn(
+        column, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
+    )
+
+
 def _hash_values(
     record_key: Column, hash_fields: tuple[str, ...] | None, complex_key: bool
 ) -> list[Column]:
@@ -124,17 +131,19 @@ def route_by_bucket(
     fid_column: str,
     base_column: str,
     instant_time: str,
+    known: dict[tuple[str, int], tuple[str, str | None]] | None = None,
 ):  # type: ignore[no-untyped-def]
     """Add the target file id and base file of every record: its bucket's file group, or a new one
     whose id is derived from (instant, partition, bucket), so no pass over the records is needed to
-    name new buckets first."""
+    name new buckets first. `known`: the table's buckets (`existing_buckets`), if already read."""
 
     bucket = "__pyhudi_bucket"
     bucketed = records.withColumn(
         bucket, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
     )
     new_fid = _new_bucket_file_id(F.col(PARTITION_PATH), F.col(bucket), instant_time)
-    known = existing_buckets(ctx)
+    if known is None:
+        known = existing_buckets(ctx)
     if not known:
         return (
             bucketed.withColumn(fid_column, new_fid)
@@ -157,8 +166,8 @@ def route_by_bucket(
 
 
 def _new_bucket_file_id(partition: Column, bucket: Column, instant_time: str) -> Column:
-    """`bucket_file_id` as an expression: the 8-digit bucket, then a UUID-shaped tail hashed from
-    (instant, partition, bucket) (the same in every task), then `-0`."""
+    """`codec.file_names.new_bucket_file_id` as an expression: the 8-digit bucket, then a
+    UUID-shaped tail hashed from (instant, partition, bucket) (the same in every task), then `-0`."""
     digest = F.sha2(F.concat_ws(":", F.lit(f"pyhudi:{instant_time}"), partition, bucket), 256)
     parts = [
         F.substring(digest, start, length) for start, length in ((1, 4), (5, 4), (9, 4), (13, 12))

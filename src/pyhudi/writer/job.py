@@ -24,6 +24,8 @@ class WriteJob:
     small_file_ids: set[str] = field(default_factory=set)
     #: New file groups planned for inserts (sizes the write stage, see `write_tasks`).
     new_file_groups: int = 0
+    #: Records per partition path, counted (records checkpointed) before the instant began.
+    incoming_counts: dict[str, int] | None = None
 
 
 @dataclass

@@ -13,12 +13,12 @@ from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import PendingServiceError
-from pyhudi.file_group.bulk_insert import bulk_insert_function
+from pyhudi.file_group.bulk_insert import bucket_load_function, bulk_insert_function
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
-from pyhudi.index.bucket import route_by_bucket
+from pyhudi.index.bucket import existing_buckets, route_by_bucket, with_bucket_ids
 from pyhudi.index.driver_lookup import driver_lookup_files
 from pyhudi.index.locate import tag_locations
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
@@ -26,6 +26,7 @@ from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner, small_batch
+from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
 from pyhudi.writer.mor import write_file_groups_mor
 from pyhudi.writer.prepare import deduplicate
@@ -102,19 +103,48 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
         if hash_field
         else job.cfg.keygen.record_key_fields
     )
+    num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
+    complex_key = job.cfg.keygen.uses_complex_record_key
+    known = existing_buckets(job.ctx)
+    if not known and job.cfg.operation in _LOADS:
+        bucketed = with_bucket_ids(records, num_buckets, hash_fields, complex_key, _BUCKET)
+        return Outcome(_load_new_buckets(job, bucketed))
     routed = route_by_bucket(
         job.spark,
         job.ctx,
         records,
-        index_keys.BUCKET_NUM.get(job.cfg.options),
+        num_buckets,
         hash_fields,
-        job.cfg.keygen.uses_complex_record_key,
+        complex_key,
         FID,
         BASE,
         job.spec.instant_time,
+        known,
     )
     reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
+
+
+#: Operations that only add records: into a table without buckets yet, every record opens a new one.
+_LOADS = (WriteOperationType.BULK_INSERT, WriteOperationType.INSERT)
+_BUCKET = "__pyhudi_bucket"
+
+
+def _load_new_buckets(job: WriteJob, bucketed: DataFrame) -> list[dict]:
+    """Every bucket is new (the table has none yet): one shuffle by (partition, bucket) (a bucket
+    is one file group; Hudi's bucket bulk insert partitioner shuffles too), then each task streams
+    its buckets' rows into new base files (`bucket_load_function`, which names each bucket's file
+    group): a plain bulk insert plus that shuffle. No file group exists, so none can be under
+    pending clustering."""
+    columns = [c for c in bucketed.columns if not c.startswith("__pyhudi_")]
+    data = bucketed.select(*columns, _BUCKET)
+    keys = [PARTITION_PATH, _BUCKET]
+    if job.cfg.parallelism > 0:
+        data = data.repartition(job.cfg.parallelism, *keys)
+    else:
+        data = data.repartition(*keys)
+    result = data.mapInArrow(bucket_load_function(job.spec, _BUCKET), STATS_DDL)
+    return [row.asDict() for row in result.collect()]
 
 
 def _uses_buckets(job: WriteJob) -> bool:
@@ -156,17 +186,30 @@ def insert(job: WriteJob) -> Outcome:
         release(records)
 
 
+def counts_before_instant(cfg: WriteConfig) -> bool:
+    """An upsert that looks its keys up by partition counts its records per partition: the job
+    checking partition values before the instant can count them (`pipeline.checked_records`)."""
+    return (
+        cfg.operation is WriteOperationType.UPSERT
+        and cfg.index_type != "BUCKET"
+        and not cfg.is_global_index
+    )
+
+
 def upsert(job: WriteJob) -> Outcome:
     records = job.records
     if _uses_buckets(job):
         return _bucket_routed(job, records)  # pre-combining happens in the file-group tasks
     if job.cfg.combine_before_write and not in_task_combine(job.cfg):
         records = deduplicate(records, job.cfg)
-    records = checkpointed(records)
+    if job.incoming_counts is None:
+        records = checkpointed(records)
     try:
         partitions, rows = None, None
         if not job.cfg.is_global_index:
-            counts = _incoming_counts(records)
+            counts = job.incoming_counts
+            if counts is None:
+                counts = _incoming_counts(records)
             partitions, rows = sorted(counts), sum(counts.values())
             files = driver_lookup_files(job.ctx, job.cfg, partitions, rows)
             if files is not None:

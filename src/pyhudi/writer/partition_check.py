@@ -3,7 +3,8 @@
 Spark writes (`pyhudi.write`, `stream_write`): one filtered scan of the prepared records on the
 driver, before the instant starts and before a table is created, that stops at the first record
 whose partition path part is not a portable folder name (`limit(1)`); the error names its record
-key, the field and the value. No Python UDF: the test is Spark SQL (`split`, `exists`, `rlike`).
+key, the field and the value. Upserts that count their records per partition before the instant
+(`check_and_count`) check in that counting job instead: one scan of the batch, not two. No Python UDF: the test is Spark SQL (`split`, `exists`, `rlike`).
 Fields whose values cannot make a bad segment (numbers, booleans, dates, timestamps rendered as
 epoch micros, timestamp formats without separators at the ends) skip the scan altogether.
 Arrow writes (Data Source, full-record bootstrap) check each batch in the task before writing it
@@ -12,15 +13,16 @@ Arrow writes (Data Source, full-record bootstrap) check each batch in the task b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import reduce
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import InvalidRecordError
 from pyhudi.keygen import spark as keygen
 from pyhudi.keygen.spec import KeyGenSpec, PartitionFieldType
@@ -66,20 +68,53 @@ def check_partition_values(records: DataFrame, spec: KeyGenSpec) -> None:
     if not spec.partition_fields or not _needs_check(records, spec):
         return
     parts = keygen.partition_segments(records, spec)
-    bad = reduce(lambda a, b: a | b, [invalid_segment(column) for _, column in parts])
+    found = _collect(
+        lambda: records.filter(_bad(parts)).select(*_described(parts)).limit(1).collect()
+    )
+    if found:
+        _raise_for(found[0], parts)
+
+
+def check_and_count(records: DataFrame, spec: KeyGenSpec) -> dict[str, int]:
+    """Records per partition path, counted by the job that checks the partition values (one scan
+    of the batch where an upsert needed two: the check, then the counts that name the partitions
+    to index). Raises as `check_partition_values` does."""
+    aggregates = [F.count(F.lit(1)).alias("n")]
+    parts: list[tuple[str, Column]] = []
+    if spec.partition_fields and _needs_check(records, spec):
+        parts = keygen.partition_segments(records, spec)
+        first_bad = F.first(F.when(_bad(parts), F.struct(*_described(parts))), ignorenulls=True)
+        aggregates.append(first_bad.alias("bad"))
+    rows = _collect(lambda: records.groupBy(PARTITION_PATH).agg(*aggregates).collect())
+    for row in rows:
+        if parts and row["bad"] is not None:
+            _raise_for(row["bad"], parts)
+    return {row[PARTITION_PATH]: row["n"] for row in rows}
+
+
+def _bad(parts: list[tuple[str, Column]]) -> Column:
+    return reduce(lambda a, b: a | b, [invalid_segment(column) for _, column in parts])
+
+
+def _described(parts: list[tuple[str, Column]]) -> list[Column]:
+    """The columns an error names: the record key, each field's path part and raw value."""
     columns = [F.col(RECORD_KEY)]
     for index, (name, column) in enumerate(parts):
         columns += [column.alias(f"part{index}"), F.col(name).cast("string").alias(f"raw{index}")]
+    return columns
+
+
+def _collect(action: Callable[[], list[Row]]) -> list[Row]:
     try:
-        found = records.filter(bad).select(*columns).limit(1).collect()
+        return action()
     except (PySparkException, Py4JJavaError) as err:
         if keygen.KEY_ERROR_PREFIX not in str(err):
             raise
         detail = str(err).split(keygen.KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0].strip()
         raise InvalidRecordError(f"{detail}; nothing was written") from None
-    if not found:
-        return
-    row = found[0]
+
+
+def _raise_for(row: Row, parts: list[tuple[str, Column]]) -> None:
     for index, (name, _) in enumerate(parts):
         problem = partition_path_problem(row[f"part{index}"])
         if problem is not None:

@@ -28,12 +28,14 @@ from pyhudi.metadata.writer import ensure_record_index
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
+from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import is_multi_writer
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
-from pyhudi.writer.operations import OPERATIONS
+from pyhudi.writer.operations import OPERATIONS, counts_before_instant
+from pyhudi.writer.partition_check import check_and_count, check_partition_values
 from pyhudi.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -51,9 +53,11 @@ def commit_prepared(
     cfg: WriteConfig,
     data_schema: pa.Schema,
     existing: TableContext | None,
+    incoming_counts: dict[str, int] | None = None,
 ) -> tuple[TableContext, CommitResult]:
     """Write prepared records as one instant (the caller holds the table lock); a table this write
-    created is removed again when nothing got committed."""
+    created is removed again when nothing got committed. `incoming_counts`: the records per
+    partition path when `checked_records` counted them."""
     created = False
     if existing is not None:
         existing.reload()  # services may have committed while this write waited for the lock
@@ -61,7 +65,7 @@ def commit_prepared(
         existing, created = _create_table(path, cfg, data_schema)
     ctx = existing
     try:
-        return ctx, _run(ctx, cfg, records, data_schema)
+        return ctx, _run(ctx, cfg, records, data_schema, incoming_counts)
     except BaseException:
         # Under OCC another writer may be starting on the table this write created: keep it.
         if created and not is_multi_writer(cfg.options) and not ctx.reload().active.timeline:
@@ -84,7 +88,11 @@ def _create_table(path: str, cfg: WriteConfig, data_schema: pa.Schema) -> tuple[
 
 
 def _run(
-    ctx: TableContext, cfg: WriteConfig, records: DataFrame, data_schema: pa.Schema
+    ctx: TableContext,
+    cfg: WriteConfig,
+    records: DataFrame,
+    data_schema: pa.Schema,
+    incoming_counts: dict[str, int] | None = None,
 ) -> CommitResult:
     action = action_for(cfg)
     ensure_record_index(ctx, cfg.options)
@@ -94,7 +102,10 @@ def _run(
     instant_time = transaction.begin()
     spec = task_spec(ctx, cfg, data_schema, instant_time)
     try:
-        outcome = OPERATIONS[cfg.operation](WriteJob(records.sparkSession, ctx, cfg, spec, records))
+        job = WriteJob(
+            records.sparkSession, ctx, cfg, spec, records, incoming_counts=incoming_counts
+        )
+        outcome = OPERATIONS[cfg.operation](job)
         metadata = commit_metadata(cfg, outcome, data_schema)
         fault_point("write.after_data_files")
         transaction.commit(metadata)
@@ -105,6 +116,23 @@ def _run(
             raise
         raise translated from err
     return CommitResult.of(ctx.uri, action, metadata, instant_time, transaction.rolled_back)
+
+
+def checked_records(
+    records: DataFrame, cfg: WriteConfig
+) -> tuple[DataFrame, dict[str, int] | None]:
+    """Check the partition values of prepared records (before any table or instant exists).
+    An upsert that counts its records per partition first gets them checkpointed and counted by
+    the checking job (`check_and_count`): (the checkpointed records, their counts)."""
+    if not counts_before_instant(cfg):
+        check_partition_values(records, cfg.keygen)
+        return records, None
+    records = checkpointed(records)
+    try:
+        return records, check_and_count(records, cfg.keygen)
+    except BaseException:
+        release(records)
+        raise
 
 
 def task_spec(

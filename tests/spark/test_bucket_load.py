@@ -1,0 +1,136 @@
+"""Loading a bucket-indexed table (`bulk_insert` / `insert` while it has no bucket yet: one shuffle by
+bucket, each bucket streamed into one new file group), then writing into its existing buckets."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tests.helpers.builders import df_of, trips, trips_options
+from tests.helpers.oracle import hudi_rs_table, rows
+
+import pyhudi
+from pyhudi.codec.file_names import new_bucket_file_id
+from pyhudi.index.bucket import bucket_ids
+
+BUCKETS = 4
+OPTIONS = {
+    **trips_options(),
+    "hoodie.index.type": "BUCKET",
+    "hoodie.bucket.index.num.buckets": str(BUCKETS),
+}
+MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path", "uuid", "city", "ts", "fare"]
+# Hudi's bucket file id: the 8-digit bucket number, the rest of a UUID, then `-0`.
+BUCKET_FILE_ID = re.compile(r"^(\d{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-0$")
+
+
+def _write(spark, path, data, operation, options):  # type: ignore[no-untyped-def]
+    return pyhudi.write(
+        df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": operation}
+    )
+
+
+def _data_files(path: str, suffix: str) -> list[str]:
+    return sorted(
+        os.path.join(d, f)
+        for d, _, fs in os.walk(path)
+        if ".hoodie" not in d
+        for f in fs
+        if suffix in f
+    )
+
+
+def _assert_one_file_group_per_bucket(spark, path: str) -> dict[tuple[str, int], str]:  # type: ignore[no-untyped-def]
+    """Every latest slice is one bucket's file group; every row sits in its key's bucket."""
+    slices = pyhudi.HudiTable(path).latest_file_slices()
+    by_bucket: dict[tuple[str, int], str] = {}
+    for file_slice in slices:
+        match = BUCKET_FILE_ID.match(file_slice.file_id)
+        assert match, file_slice.file_id
+        key = (file_slice.partition_path, int(match.group(1)))
+        assert key not in by_bucket, f"two file groups for bucket {key}"
+        by_bucket[key] = file_slice.file_id
+    data = pyhudi.read(spark, path).select("_hoodie_record_key", "_hoodie_file_name").toArrow()
+    expected = bucket_ids(data.column("_hoodie_record_key").combine_chunks(), BUCKETS)
+    assert [int(name[:8]) for name in data.column("_hoodie_file_name").to_pylist()] == list(
+        expected
+    )
+    return by_bucket
+
+
+def _same_as_hudi_rs(spark, path: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    theirs = rows(hudi_rs_table(path), columns=COLUMNS)
+    assert rows(pyhudi.read(spark, path).toArrow(), columns=COLUMNS) == theirs
+    return theirs
+
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "insert"])
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_loading_a_bucket_table_writes_one_base_file_per_bucket(
+    spark, tmp_path, operation, table_type
+):
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type}
+    source = df_of(spark, trips(0, 300)).repartition(3)  # every task holds rows of every bucket
+    result = pyhudi.write(source, path, {**options, "hoodie.datasource.write.operation": operation})
+    assert result.num_inserts == 300 and not _data_files(path, ".log.")
+    by_bucket = _assert_one_file_group_per_bucket(spark, path)
+    assert by_bucket == {
+        (p, b): new_bucket_file_id(result.instant_time, p, b) for p, b in by_bucket
+    }
+    keys = [f"id-{i:05d}" for i in range(300)]
+    cities = [t["city"] for t in trips(0, 300)]
+
+    wanted = Counter(zip(cities, bucket_ids(pa.array(keys), BUCKETS).tolist(), strict=True))
+    assert set(by_bucket) == set(wanted)
+    base_files = _data_files(path, ".parquet")
+    assert len(base_files) == len(wanted)  # one base file per bucket, never rolled over
+    for file in base_files:
+        partition = os.path.basename(os.path.dirname(file))
+        assert (
+            pq.read_metadata(file).num_rows == wanted[(partition, int(os.path.basename(file)[:8]))]
+        )
+    assert [r["uuid"] for r in _same_as_hudi_rs(spark, path)] == keys
+
+
+def test_inserts_into_a_loaded_bucket_table_go_to_the_existing_buckets(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, **MOR}
+    _write(spark, path, trips(0, 60), "bulk_insert", options)
+    loaded = _assert_one_file_group_per_bucket(spark, path)
+    # New keys in the same partitions, and a partition the table has not seen.
+    extra = trips(100, 30) + trips(200, 6, city="lisbon")
+    result = _write(spark, path, extra, "insert", options)
+    assert result.num_inserts + result.num_updates == 36
+    after = _assert_one_file_group_per_bucket(spark, path)
+    assert {k: v for k, v in after.items() if k in loaded} == loaded  # same file groups
+    assert {k[0] for k in set(after) - set(loaded)} <= {"lisbon"}
+    assert _data_files(path, ".log.")  # merge-on-read: appended to the existing buckets' slices
+    assert len(_same_as_hudi_rs(spark, path)) == 96
+    _write(spark, path, trips(0, 10, ts=5), "upsert", options)
+    fares = {r["uuid"]: r["ts"] for r in _same_as_hudi_rs(spark, path)}
+    assert len(fares) == 96 and fares["id-00003"] == 5 and fares["id-00050"] == 1
+
+
+def test_upserts_name_new_buckets_as_loads_do(spark, tmp_path):
+    """An upsert into an empty bucket table routes by the Spark expression of the file id; a load
+    names buckets in its tasks: both give `new_bucket_file_id`."""
+    path = str(tmp_path / "t")
+    result = _write(spark, path, trips(0, 40), "upsert", {**OPTIONS, **MOR})
+    by_bucket = _assert_one_file_group_per_bucket(spark, path)
+    assert by_bucket == {
+        (p, b): new_bucket_file_id(result.instant_time, p, b) for p, b in by_bucket
+    }
+
+
+def test_bucket_load_honours_the_configured_shuffle_parallelism(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, **MOR, "hoodie.bulkinsert.shuffle.parallelism": "5"}
+    _write(spark, path, trips(0, 90), "bulk_insert", options)
+    _assert_one_file_group_per_bucket(spark, path)
+    assert len(_same_as_hudi_rs(spark, path)) == 90

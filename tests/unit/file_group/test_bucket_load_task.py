@@ -1,0 +1,61 @@
+"""The bucket-load task body: rows of several buckets arrive interleaved in many Arrow batches and
+each bucket becomes exactly one base file (row groups written as the task's buffer bound is hit)."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pyhudi.codec.file_names import new_bucket_file_id
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, with_meta_fields
+from pyhudi.file_group import bulk_insert
+from pyhudi.file_group.identity import local_task
+from pyhudi.file_group.spec import WriteTaskSpec
+from pyhudi.storage import Storage
+from pyhudi.writer.config import resolve_write_config
+
+INSTANT = "20240101000000000"
+BUCKETS = {"p1": 0, "p2": 1}
+
+
+def _batches(count: int, rows: int) -> list[pa.RecordBatch]:
+    out = []
+    for b in range(count):
+        numbers = range(b * rows, (b + 1) * rows)
+        parts = ["p1" if i % 3 else "p2" for i in numbers]
+        out.append(
+            pa.record_batch(
+                {
+                    RECORD_KEY: [f"k{i:06d}" for i in numbers],
+                    PARTITION_PATH: parts,
+                    "v": [float(i) for i in numbers],
+                    "b": [BUCKETS[p] for p in parts],
+                }
+            )
+        )
+    return out
+
+
+def test_each_bucket_is_one_file_however_the_rows_arrive(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(bulk_insert, "_BUFFER_BYTES", 4096)  # force a row group every few batches
+    storage, root = Storage.for_uri(str(tmp_path / "t"))
+    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
+    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
+    spec = WriteTaskSpec(storage, root, INSTANT, schema, cfg.sizing, cfg.bloom)
+    with local_task(3):
+        out = list(bulk_insert.bucket_load_function(spec, "b")(iter(_batches(12, 100))))
+    stats = pa.Table.from_batches(out).to_pylist()
+    ids = {p: new_bucket_file_id(INSTANT, p, b) for p, b in BUCKETS.items()}
+    assert {s["partition_path"]: s["file_id"] for s in stats} == ids
+    assert ids["p1"].startswith("00000000-") and ids["p2"].startswith("00000001-")
+    for s in stats:
+        part = s["partition_path"]
+        file = pq.ParquetFile(os.path.join(root, part, s["file_name"]))
+        keys = file.read(columns=[RECORD_KEY]).column(0).to_pylist()
+        expected = [f"k{i:06d}" for i in range(1200) if ("p1" if i % 3 else "p2") == part]
+        assert keys == expected and s["num_inserts"] == s["num_writes"] == len(expected)
+        assert file.metadata.num_row_groups > 1
+    files = [f for _, _, fs in os.walk(root) for f in fs if f.endswith(".parquet")]
+    assert len(files) == 2
