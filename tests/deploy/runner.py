@@ -52,3 +52,14 @@ def run_scenario(
     failed = {k: v["trace"] for k, v in results.items() if "error" in v}
     assert not failed, "\n".join(f"{k}:\n{v}" for k, v in failed.items())
     return results
+
+
+def assert_metadata_table_exact(path: str) -> None:
+    """The table a deployed session wrote has its metadata table (on by default, as in Hudi) and
+    the validator finds no difference between its `files` partition and storage."""
+    from pyhudi.metadata import validate
+    from pyhudi.table.context import TableContext
+
+    assert "files" in TableContext.open(path).config.metadata_partitions, path
+    report = validate(path)
+    assert report.differences == (), report.differences

@@ -7,7 +7,7 @@ import pytest
 
 import pyhudi
 from pyhudi.spark.deploy import connect_server
-from tests.deploy.runner import run_scenario
+from tests.deploy.runner import assert_metadata_table_exact, run_scenario
 from tests.helpers.oracle import hudi_rs_table
 
 pytestmark = pytest.mark.deploy
@@ -62,12 +62,16 @@ def test_bootstrap_and_streaming(connect):
     assert connect["bootstrap"]["actions"] == ["commit"]
     assert connect["stream"]["count"] == 10 == hudi_rs_table(connect["stream"]["path"]).num_rows
     assert connect["stream"]["actions"] == ["commit", "commit"]
+    for step in ("bootstrap", "stream"):  # metadata table on by default, kept exact
+        assert_metadata_table_exact(connect[step]["path"])
 
 
 def test_spark_sql_catalog_tables(connect):
     sql = connect["sql"]
     assert (sql["select"], sql["after_insert"], sql["after_overwrite"]) == (4, 6, ["id-300"])
     assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
+    for path in (sql["path"], sql["opt_path"]):
+        assert_metadata_table_exact(path)
 
 
 def test_the_readme_blocks_run_on_connect_through_spark_remote(connect):

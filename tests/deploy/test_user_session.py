@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import pyhudi
-from tests.deploy.runner import run_scenario
+from tests.deploy.runner import assert_metadata_table_exact, run_scenario
 from tests.helpers.oracle import hudi_rs_table
 
 pytestmark = pytest.mark.deploy
@@ -45,6 +45,8 @@ def test_sql_create_table_select_insert_and_insert_overwrite(user_session):
     assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
     assert sql["bulk_count"] == 5 == hudi_rs_table(sql["opt_path"]).num_rows
     assert pyhudi.HudiTable(sql["opt_path"]).properties["hoodie.table.name"] == "trips"
+    for path in (sql["path"], sql["opt_path"]):  # metadata table on by default, kept exact
+        assert_metadata_table_exact(path)
 
 
 def test_the_readme_deployment_section_runs_as_written(user_session):

@@ -1,4 +1,5 @@
-"""Writes with `hoodie.metadata.enable=true` keep the metadata table's `files` partition exact.
+"""Writes with `hoodie.metadata.enable` unset (Hudi's default: true) keep the metadata table's
+`files` partition exact.
 
 After every action (insert, upsert, delete, insert_overwrite, delete_partition, compaction,
 clustering, clean, bootstrap METADATA_ONLY) on COW and MOR: the validator finds no difference,
@@ -19,7 +20,8 @@ from pyhudi.metadata.deltacommit import FILES_FILE_GROUP
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
 
-ENABLE = {"hoodie.metadata.enable": "true"}
+ENABLE: dict[str, str] = {}  # Hudi's default, `hoodie.metadata.enable=true`: no key needed
+DISABLE = {"hoodie.metadata.enable": "false"}
 META_COLUMNS = ["_hoodie_record_key", "_hoodie_partition_path"]
 COLUMNS = [*META_COLUMNS, "uuid", "city", "ts", "fare"]
 
@@ -138,20 +140,23 @@ def test_compaction_clustering_and_clean_keep_the_files_partition_exact(spark, t
 def test_enabling_on_an_existing_table_initialises_from_its_listing(spark, tmp_path):
     path = str(tmp_path / "t")
     options = trips_options()
-    _write(spark, path, trips(0, 9), options, "insert")
-    second = _write(spark, path, trips(3, 9, ts=2), options, "upsert")
+    # a table without a metadata table: written with it disabled
+    _write(spark, path, trips(0, 9), {**options, **DISABLE}, "insert")
+    second = _write(spark, path, trips(3, 9, ts=2), {**options, **DISABLE}, "upsert")
     assert not has_metadata_table(TableContext.open(path))
-    third = _write(spark, path, trips(20, 3), {**options, **ENABLE}, "upsert")
+    third = _write(spark, path, trips(20, 3), options, "upsert")  # the default builds it
     assert _mdt_deltacommits(path) == [second.instant_time + "010", third.instant_time]
     _check(spark, path, 15)
-    # not set: kept and maintained; explicitly false: deleted (today's behaviour)
-    fourth = _write(spark, path, trips(30, 3), options, "insert")
+    fourth = _write(
+        spark, path, trips(30, 3), {**options, "hoodie.metadata.enable": "true"}, "insert"
+    )
     assert _mdt_deltacommits(path)[-1] == fourth.instant_time
     _check(spark, path, 18)
-    _write(spark, path, trips(40, 3), {**options, "hoodie.metadata.enable": "false"}, "insert")
+    _write(spark, path, trips(40, 3), {**options, **DISABLE}, "insert")  # false: deleted
     ctx = TableContext.open(path)
     assert not has_metadata_table(ctx) and ctx.config.metadata_partitions == ()
     assert not ctx.config.get(keys.METADATA_PARTITIONS_INFLIGHT.key)
+    assert len(pyhudi.read(spark, path).collect()) == 21
 
 
 def test_metadata_only_bootstrap_then_upsert_keep_the_files_partition_exact(spark, tmp_path):

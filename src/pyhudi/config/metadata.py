@@ -6,10 +6,11 @@ from pyhudi.config.options import boolean, integer, string_list
 
 METADATA_ENABLE = boolean(
     "hoodie.metadata.enable",
-    False,
-    "Maintain the metadata table's `files` partition inside every write. pyhudi's default is "
-    "false (Hudi's is true); a table that has a metadata table keeps it unless this is false, "
-    "which deletes it.",
+    True,
+    "Maintain the metadata table (its `files` partition, and the index partitions enabled or "
+    "already built) inside every write, creating it when the table has none; reads list files "
+    "through it. False (writes) deletes the metadata table with a warning; false (reads) lists "
+    "storage instead.",
 )
 
 #: `hoodie.properties` of a metadata table (Hudi 0.14 `HoodieBackedTableMetadataWriter

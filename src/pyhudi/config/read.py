@@ -39,10 +39,6 @@ INCR_FALLBACK_FULL_SCAN = boolean(
     "Incremental reads of cleaned or archived commits fall back to a full scan.",
 )
 READ_PATHS = string("hoodie.datasource.read.paths", None, "Not supported: read whole tables.")
-#: `hoodie.metadata.enable` (declared in config/write.py) when a read does not set it: Hudi's
-#: `HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS` (true): list files through the
-#: metadata table's `files` partition when the table has one.
-METADATA_ENABLE_FOR_READERS_DEFAULT = True
 DATA_SKIPPING = boolean(
     "hoodie.enable.data.skipping",
     False,

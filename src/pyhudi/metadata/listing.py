@@ -3,8 +3,8 @@
 `metadata_listing(mdt)` is the `PartitionListing` a directory listing would give, built from the
 `files` partition (partition list and per-partition file names and sizes); `metadata_view(ctx)` is
 a file-system view that lists through it (no directory listing of the data partitions). Reads use
-it when `hoodie.metadata.enable` is true in the read options (default true for readers, as Hudi's
-`HoodieMetadataConfig.DEFAULT_METADATA_ENABLE_FOR_READERS`) and the table's `hoodie.properties`
+it when `hoodie.metadata.enable` is true in the read options (default true, for writers and
+readers alike, as Hudi's `HoodieMetadataConfig`) and the table's `hoodie.properties`
 lists `files` among `hoodie.table.metadata.partitions` (`reads_use_metadata`).
 
 Reads keep the listing decoded from a metadata table (as Hudi keeps its metadata readers open):
@@ -24,7 +24,6 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 
 from pyhudi.config import metadata as metadata_keys
-from pyhudi.config import read as read_keys
 from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata.reader import FILES_PARTITION, MetadataTable, has_metadata_table
 from pyhudi.metadata.slices import valid_instants
@@ -106,12 +105,7 @@ def metadata_view(
 
 def reads_use_metadata(ctx: TableContext, options: Mapping[str, str] | None) -> bool:
     """Whether a read of `ctx` with `options` lists its files from the metadata table."""
-    opts = options or {}
-    enabled = (
-        metadata_keys.METADATA_ENABLE.get(opts)
-        if metadata_keys.METADATA_ENABLE.is_set(opts)
-        else read_keys.METADATA_ENABLE_FOR_READERS_DEFAULT
-    )
+    enabled = metadata_keys.METADATA_ENABLE.get(options or {})
     return enabled and FILES_PARTITION in ctx.config.metadata_partitions and has_metadata_table(ctx)
 
 

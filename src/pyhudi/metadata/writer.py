@@ -2,10 +2,9 @@
 
 Hudi 0.14's `HoodieBackedTableMetadataWriter` for table version 6, as pyhudi does it:
 
-* `hoodie.metadata.enable` (`config/metadata.py`): explicitly false deletes an existing metadata
-  table (WARNING naming its partitions; what Hudi does when a writer disables it); true creates
-  and maintains it; unset keeps and maintains a table that has one (pyhudi's default is false
-  this release, Hudi's is true).
+* `hoodie.metadata.enable` (`config/metadata.py`, default true as Hudi's): true (or unset)
+  creates and maintains the metadata table; false deletes an existing one (WARNING naming its
+  partitions; what Hudi does when a writer disables it).
 * Partitions pyhudi does not maintain yet (everything but `files`) are disabled with a WARNING
   naming them: removed from `hoodie.table.metadata.partitions` and their folders deleted.
 * Initialisation (first enabled write, under the table lock): `...partitions.inflight=files`,
@@ -34,7 +33,6 @@ from pyhudi.metadata.bloom_filters_writer import (
 )
 from pyhudi.metadata.column_stats_writer import (
     clean_column_stats_updates,
-    column_stats_setting,
     column_stats_updates,
     initial_column_stats,
     maintains_column_stats,
@@ -76,23 +74,16 @@ SOLO_COMMIT_TIMESTAMP = "00000000000000"
 INIT_TIME_SUFFIX = "010"
 
 
-def metadata_enable_setting(options: Mapping[str, str]) -> bool | None:
-    """`hoodie.metadata.enable` as the write sets it, None when it does not."""
-    key = mkeys.METADATA_ENABLE
-    return key.get(options) if key.is_set(options) else None
+def metadata_enabled(options: Mapping[str, str]) -> bool:
+    """`hoodie.metadata.enable` of a write (Hudi's default: true)."""
+    return mkeys.METADATA_ENABLE.get(options)
 
 
 def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> bool:
-    """Whether a commit into `ctx` with `options` writes the metadata table."""
-    setting = metadata_enable_setting(options)
-    if setting is not None:
-        return setting
-    return FILES_PARTITION in ctx.config.metadata_partitions or _index_enabled(options)
-
-
-def _index_enabled(options: Mapping[str, str]) -> bool:
-    bloom = mkeys.BLOOM_FILTER_ENABLE.is_set(options) and mkeys.BLOOM_FILTER_ENABLE.get(options)
-    return bool(record_index_setting(options) or column_stats_setting(options) or bloom)
+    """Whether a commit into `ctx` with `options` writes the metadata table (creating it when
+    the table has none): unless `hoodie.metadata.enable` is false."""
+    del ctx  # the table's own state does not matter: enabled writes create it, as Hudi's
+    return metadata_enabled(options)
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
@@ -105,15 +96,12 @@ def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tupl
 
 
 def prepare_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> None:
-    """At the start of a write: disable the metadata table (explicit false, or unset on a table
-    whose `files` partition is not built), else drop partitions pyhudi cannot maintain and the
-    deltacommits of data instants that are gone (rolled back)."""
-    setting = metadata_enable_setting(options)
-    built = FILES_PARTITION in ctx.config.metadata_partitions
-    if setting is False or (setting is None and not built and not _index_enabled(options)):
+    """At the start of a write: delete the metadata table when `hoodie.metadata.enable` is false,
+    else drop the partitions the write does not maintain (the commit builds a missing table)."""
+    if not metadata_enabled(options):
         disable_metadata_table(ctx)
         return
-    if built and metadata_table_readable(ctx):
+    if FILES_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
         drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
 
 
@@ -172,7 +160,7 @@ def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
     """Build the metadata table and its record index now when the write enables them and the
     table has none yet (as Hudi initialises them before the write), so a write with
     `hoodie.index.type=RECORD_INDEX` can tag its records (the caller holds the table lock)."""
-    if not record_index_setting(options) or metadata_enable_setting(options) is False:
+    if not record_index_setting(options) or not metadata_enabled(options):
         return
     if RECORD_INDEX_PARTITION in ctx.config.metadata_partitions and metadata_table_readable(ctx):
         return
@@ -372,8 +360,7 @@ def disable_metadata_table(ctx: TableContext) -> None:
         return
     partitions = metadata_partition_names(ctx)
     log.warning(
-        "disabling the metadata table of %s (hoodie.metadata.enable is false, or its files "
-        "partition is not built): deleting %s and clearing %s; metadata partitions disabled: %s "
+        "disabling the metadata table of %s (hoodie.metadata.enable is false): deleting %s and clearing %s; metadata partitions disabled: %s "
         "(Hudi rebuilds them when it next writes with hoodie.metadata.enable=true)",
         ctx.base_path,
         path,

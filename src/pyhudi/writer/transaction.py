@@ -26,7 +26,7 @@ from pyhudi.metadata.writer import (
     commit_to_metadata_table,
     discard_metadata_commit,
     maintains_metadata_table,
-    metadata_enable_setting,
+    metadata_enabled,
     prepare_metadata_table,
     remove_orphan_deltacommits,
 )
@@ -188,7 +188,7 @@ class WriteTransaction:
         """The metadata table's deltacommit at this instant, right before the data instant
         completes (under the table lock, after the conflict check), as Hudi orders them. The
         properties are re-read: another writer may have created or dropped it since we began."""
-        if metadata_enable_setting(self.options) is not False:
+        if metadata_enabled(self.options):
             self.ctx.reload()
         if not maintains_metadata_table(self.ctx, self.options):
             return

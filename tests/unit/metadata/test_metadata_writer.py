@@ -161,14 +161,18 @@ def test_partitions_pyhudi_cannot_maintain_are_disabled_with_a_warning(table, ca
 
 
 def test_the_enable_key_decides_keep_create_or_delete(table):
-    initialise_metadata_table(table)
+    assert maintains_metadata_table(table, {})  # Hudi's default: true, created by the next commit
+    prepare_metadata_table(table, {})  # unset on a table without one: nothing deleted, no table yet
+    assert not has_metadata_table(table)
+    _commit(table, T1)
+    assert has_metadata_table(table) and validate(table.base_path).differences == ()
     prepare_metadata_table(table, {})  # unset on a table that has one: kept
     assert has_metadata_table(table) and maintains_metadata_table(table, {})
     assert maintains_metadata_table(table, {"hoodie.metadata.enable": "true"})
     prepare_metadata_table(table, {"hoodie.metadata.enable": "false"})  # explicit false: deleted
     assert not has_metadata_table(table) and table.config.metadata_partitions == ()
-    assert not maintains_metadata_table(table, {})
-    assert maintains_metadata_table(table, {"hoodie.metadata.enable": "true"})
+    assert not maintains_metadata_table(table, {"hoodie.metadata.enable": "false"})
+    assert maintains_metadata_table(table, {})
 
 
 def test_a_metadata_folder_without_a_built_files_partition_is_rebuilt_or_dropped(table):
@@ -178,5 +182,11 @@ def test_a_metadata_folder_without_a_built_files_partition_is_rebuilt_or_dropped
     assert validate(table.base_path).differences == ()
     Path(metadata_table_path(table), ".hoodie", "hoodie.properties").unlink()
     table.update_properties({keys.METADATA_PARTITIONS.key: ""})
-    prepare_metadata_table(table, {})  # unset, `files` not built: dropped, never left stale
+    prepare_metadata_table(table, {})  # unset (enabled), `files` not built: the commit rebuilds it
+    _commit(table, T2)
+    assert table.config.metadata_partitions == ("files",)
+    assert validate(table.base_path).differences == ()
+    Path(metadata_table_path(table), ".hoodie", "hoodie.properties").unlink()
+    table.update_properties({keys.METADATA_PARTITIONS.key: ""})
+    prepare_metadata_table(table, {"hoodie.metadata.enable": "false"})  # disabled: dropped
     assert not has_metadata_table(table)

@@ -36,6 +36,7 @@ def _stats(*groups: tuple[str, str]) -> CommitMetadata:
                 file_id=file_id,
                 path=f"{partition}/{file_id}_1-0-1_x.parquet",
                 partition_path=partition,
+                file_size_bytes=100,  # the metadata table (on by default) lists sizes > 0
             )
         )
     return CommitMetadata(
