@@ -112,6 +112,7 @@ def merge_into_file_group(
         task_partition_id=pid,
         prev_commit=prev_commit,
     )
+    writer.previous_keys = old.column(RECORD_KEY)
     _write_merged(writer, old, incoming, plan)
     writer.counts.update(
         num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
