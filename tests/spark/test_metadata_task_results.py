@@ -13,7 +13,7 @@ records (the driver path has none); the validator checks them against the log fi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -21,11 +21,12 @@ from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
-from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.metadata import MetadataTable, validate
 from pyhudi.metadata import column_stats_writer as cs_writer
 from pyhudi.metadata import record_index_writer as ri_writer
 from pyhudi.metadata import writer as mdt_writer
+from pyhudi.metadata.column_stats_check import column_stats_differences
+from pyhudi.metadata.column_stats_records import column_stats_record
 from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.table.context import TableContext
 
@@ -45,9 +46,7 @@ class Spy:
     """Both builds of every commit, and the driver reads the task path made."""
 
     record_index: list[tuple[list[Any], list[Any]]] = field(default_factory=list)
-    column_stats: list[tuple[list[MetadataRecord], list[MetadataRecord]]] = field(
-        default_factory=list
-    )
+    column_stats: list[tuple[list[Any], list[Any]]] = field(default_factory=list)
     task_reads: list[str] = field(default_factory=list)
     reading: bool = False
 
@@ -93,7 +92,7 @@ def _index_groups(groups: list[Any]) -> list[Any]:
     return [(g.file_id, _sorted(g.records), tuple(r.record_key for r in g.deleted)) for g in groups]
 
 
-def _records(groups: list[Any]) -> list[MetadataRecord]:
+def _records(groups: list[Any]) -> list[Any]:
     return _sorted(r for g in groups for r in g.records)
 
 
@@ -189,6 +188,29 @@ def test_mor_task_results_build_the_driver_records(spark, tmp_path, spy):
     assert any(s.log_files for s in slices)
     kept = {s.file_id for s in skip_slices(ctx, SKIPPING, slices, [("uuid", ">=", "id-00040")])}
     assert kept and any(s.log_files and s.file_id not in kept for s in slices)
+    _wrong_log_entry_is_reported(ctx, slices)
     pyhudi.register(spark)
     filtered = spark.read.format("hudi").options(**SKIPPING).load(path).filter("uuid >= 'id-00040'")
     assert sorted(r["uuid"] for r in filtered.collect()) == ["id-00040", "id-00041", "id-00042"]
+
+
+def _wrong_log_entry_is_reported(ctx: TableContext, slices: list[Any]) -> None:
+    """The validator compares a log file's entries with its records: a wrong max is a difference."""
+    records = list(MetadataTable.open(ctx).records("column_stats").values())
+    on_uuid = {
+        r.column_stats.file_name: r
+        for r in records
+        if r.column_stats and r.column_stats.column_name == "uuid"
+    }
+    log = next(lf for s in slices for lf in s.log_files if lf.file_name in on_uuid)
+    entry = on_uuid[log.file_name]
+    assert entry.column_stats is not None
+    wrong = column_stats_record(
+        log.partition_path, replace(entry.column_stats, max_value="id-99999")
+    )
+    others = [r for r in records if r.key != entry.key]
+    assert column_stats_differences(ctx, records, [], [log]) == ([], None)
+    found, _ = column_stats_differences(ctx, [*others, wrong], [], [log])
+    assert [(d.subject, "id-99999" in d.detail) for d in found] == [
+        (f"{log.file_name} column uuid", True)
+    ]

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pyhudi.codec.file_names import parse_log_file
-from pyhudi.codec.metadata_keys import file_group_index
+from pyhudi.codec.metadata_keys import file_group_indexes
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.codec.schema import RECORD_KEY, with_meta_fields
 from pyhudi.config import metadata as mkeys
@@ -236,15 +236,17 @@ def _group_writes(
 ) -> list[GroupWrite]:
     """Records of `located` keys and deletes of `removed` keys, per record-index file group."""
     utc = ctx.config.timeline_timezone_utc
+    keys = list(located)
     by_location: dict[tuple[int, Location], list[str]] = {}
-    for key, where in located.items():
-        by_location.setdefault((file_group_index(key, count), where), []).append(key)
+    for key, index in zip(keys, _file_group_indexes(keys, count), strict=True):
+        by_location.setdefault((index, located[key]), []).append(key)
     records: dict[int, list[MetadataRecord]] = {i: [] for i in range(count)}
-    for (index, (partition, file_id, instant)), keys in by_location.items():
-        records[index] += record_index_records(partition, file_id, instant, keys, utc=utc)
+    for (index, (partition, file_id, instant)), group in by_location.items():
+        records[index] += record_index_records(partition, file_id, instant, group, utc=utc)
+    gone = list(removed)
     deleted: dict[int, list[str]] = {}
-    for key in removed:
-        deleted.setdefault(file_group_index(key, count), []).append(key)
+    for key, index in zip(gone, _file_group_indexes(gone, count), strict=True):
+        deleted.setdefault(index, []).append(key)
     return [
         GroupWrite(
             RECORD_INDEX_PARTITION,
@@ -254,3 +256,12 @@ def _group_writes(
         )
         for i in range(count)
     ]
+
+
+def _file_group_indexes(keys: Sequence[str], count: int) -> list[int]:
+    """`file_group_index` of each key (vectorised: Java's `String.hashCode` over 10^5 keys in
+    Python is a second of the driver's time)."""
+    if not keys:
+        return []
+    indexes: list[int] = file_group_indexes(pa.array(keys, pa.string()), count).to_pylist()
+    return indexes
