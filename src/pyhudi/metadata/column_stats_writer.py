@@ -13,7 +13,7 @@ As Hudi 0.14 does for table version 6 (`initializeColumnStatsPartition`,
   stats on: every indexed column, sizes 0, keyed by the log file's name; pyhudi writes one data
   block per log file, so no ranges merge across blocks); a log file written by a service
   (log compaction) gets no record: readers keep a slice whose log files have no statistics;
-* a clean: a tombstone per indexed column of each deleted parquet file.
+* a clean: a tombstone per indexed column of each deleted data file (log files too).
 
 Indexed columns: `hoodie.metadata.index.column.stats.column.list`, else every top-level column.
 """
@@ -124,14 +124,13 @@ def _written_log_files(metadata: CommitMetadata) -> list[tuple[str, str]]:
 def clean_column_stats_updates(
     ctx: TableContext, clean_metadata: Mapping[str, Any], options: Mapping[str, str], count: int
 ) -> list[GroupWrite]:
-    """Tombstones of the parquet files a clean deleted."""
+    """Tombstones of the data files a clean deleted (base and log files: Hudi 0.14 stubs every
+    deleted file, and log files have entries since the append handle writes them)."""
     columns = indexed_columns(options) or _all_columns(ctx)
     records: list[MetadataRecord] = []
     for partition, info in (clean_metadata.get("partitionMetadata") or {}).items():
         for pattern in info.get("deletePathPatterns") or ():
-            name = posixpath.basename(pattern)
-            if name.endswith(_PARQUET):
-                records += deleted_file_column_stats(partition, name, columns)
+            records += deleted_file_column_stats(partition, posixpath.basename(pattern), columns)
     return [g for g in _group_writes(records, count) if g.records]
 
 
