@@ -9,8 +9,9 @@ of maxes, sums of null and value counts), as Hudi's `ParquetUtils.readColumnStat
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -106,7 +107,7 @@ def _log_file_differences(
         for column, stats in sorted(entries.items()):
             mine = computed.get(column)
             mismatch = (
-                _mismatch(stats, _as_footer(mine))
+                _mismatch(_raw_timestamps(stats), _as_footer(mine))
                 if mine is not None
                 else "an entry for a column the log file's records do not have"
             )
@@ -129,6 +130,23 @@ def log_file_ranges(ctx: TableContext, log: LogFile, schema: pa.Schema) -> list[
         [c for c in (SEQ, DELETED, NATURAL) if c in records.column_names]
     )
     return table_column_ranges(log.file_name, records)
+
+
+def _raw_timestamps(stats: ColumnStats) -> ColumnStats:
+    """Timestamps as the raw long pyhudi (and Hudi 0.14's append handle) records: Hudi 1.x stores
+    a log file's timestamp range as a timestamp (microseconds since the epoch)."""
+    low, high = stats.min_value, stats.max_value
+    if not isinstance(low, dt.datetime) and not isinstance(high, dt.datetime):
+        return stats
+    return replace(stats, min_value=_epoch_micros(low), max_value=_epoch_micros(high))
+
+
+def _epoch_micros(value: Any) -> Any:
+    if not isinstance(value, dt.datetime):
+        return value
+    moment = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    delta = moment - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def _as_footer(stats: ColumnStats) -> FooterStats:
