@@ -24,6 +24,8 @@ from pyhudi.codec.schema import (
     PARTITION_PATH,
     RECORD_KEY,
 )
+from pyhudi.file_group.column_ranges import footer_column_ranges
+from pyhudi.file_group.index_results import COLUMN_RANGES, encode_column_ranges, key_changes
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import IOType
 from pyhudi.table.faults import fault_point
@@ -67,6 +69,9 @@ class BaseFileWriter:
         self._writer: pq.ParquetWriter | None = None
         self._sink: Any = None
         self._started = time.monotonic()
+        #: The record keys written (`spec.collect_keys`), and those of the slice this file replaces.
+        self._written_keys: list[pa.ChunkedArray] = []
+        self.previous_keys: pa.ChunkedArray | None = None
         spec.ensure_partition_metadata(partition)
         spec.create_marker(partition, self.file_name, io_type)
         if spec.bloom.enabled and spec.populate_meta_fields:
@@ -118,6 +123,8 @@ class BaseFileWriter:
         table = conform(table, self.spec.file_schema)
         if self.spec.populate_meta_fields:
             self._track_keys(table.column(RECORD_KEY))
+            if self.spec.collect_keys:
+                self._written_keys.append(table.column(RECORD_KEY))
         self._open().write_table(table, row_group_size=max(n, 1))
         self.counts["num_writes"] += n
 
@@ -186,7 +193,19 @@ class BaseFileWriter:
             "file_size_bytes": size_bytes,
             "write_bytes": size_bytes,
             "runtime_ms": int((time.monotonic() - self._started) * 1000),
+            **self._index_results(writer),
         }
+
+    def _index_results(self, writer: pq.ParquetWriter) -> dict[str, Any]:
+        """The side results the spec asks for: key changes, and the column ranges of the footer
+        the parquet writer just wrote (no second read of the file)."""
+        results: dict[str, Any] = {}
+        if self.spec.collect_keys and self.spec.populate_meta_fields:
+            results.update(key_changes(self._written_keys, self.previous_keys))
+        if self.spec.collect_column_ranges:
+            ranges = footer_column_ranges(self.file_name, writer.writer.metadata)
+            results[COLUMN_RANGES] = encode_column_ranges(ranges)
+        return results
 
 
 def _seqnos(prefix: str, start: int, count: int) -> pa.Array:

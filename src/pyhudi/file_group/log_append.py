@@ -24,6 +24,8 @@ from pyhudi.codec.log.delete_content import DeleteRecord
 from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.column_ranges import table_column_ranges
+from pyhudi.file_group.index_results import COLUMN_RANGES, encode_column_ranges
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
 from pyhudi.table.faults import fault_point
@@ -86,8 +88,12 @@ def append_log(
     spec.ensure_partition_metadata(partition)
     spec.create_marker(partition, base_file_name(file_id, token, state.base_instant), IOType.APPEND)
     blocks = []
+    side: dict[str, Any] = {}
     if records.num_rows:
-        blocks.append(_data_block(spec, log_spec, records, file_id, task_partition_id))
+        table = _log_records(spec, records, file_id, task_partition_id)
+        blocks.append(_data_block(spec, log_spec, table))
+        if spec.collect_column_ranges:
+            side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
         keys = deletes.column(RECORD_KEY).to_pylist()
         partitions = deletes.column(PARTITION_PATH).to_pylist()
@@ -114,10 +120,12 @@ def append_log(
         "log_offset": 0,
         "base_file": state.base_file_name or "",
         "log_files": ",".join([*state.log_file_names, name]),
+        **side,
     }
 
 
-def _data_block(spec: WriteTaskSpec, log_spec: LogSpec, records: pa.Table, file_id: str, pid: int):  # type: ignore[no-untyped-def]
+def _log_records(spec: WriteTaskSpec, records: pa.Table, file_id: str, pid: int) -> pa.Table:
+    """The records as the data block holds them: meta fields set, in the file schema."""
     n = records.num_rows
     numbers = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
     meta = {
@@ -131,7 +139,11 @@ def _data_block(spec: WriteTaskSpec, log_spec: LogSpec, records: pa.Table, file_
     for column_name, values in meta.items():
         table = table.drop_columns([column_name]) if column_name in table.column_names else table
         table = table.append_column(column_name, values)
-    table = conform(table, spec.file_schema)
+    return conform(table, spec.file_schema)
+
+
+def _data_block(spec: WriteTaskSpec, log_spec: LogSpec, table: pa.Table) -> LogBlock:
+    n = table.num_rows
     if log_spec.block_format == "parquet":
         return parquet_data_block(
             spec.instant_time, log_spec.schema_json, table, compression=log_spec.compression

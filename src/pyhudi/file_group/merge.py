@@ -127,6 +127,7 @@ def merge_into_file_group(
         )
         if previous is not None:
             writer.continue_bloom(previous, old.num_rows)
+    writer.previous_keys = old.column(RECORD_KEY)
     _write_merged(writer, old, incoming, plan)
     writer.counts.update(
         num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes

@@ -29,6 +29,11 @@ class WriteTaskSpec:
     populate_meta_fields: bool = True
     #: (partition, file id) -> source file of bootstrap skeletons (their rows are stitched on merge).
     bootstrap_sources: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    #: Return each base file's record-key changes (`pyhudi.file_group.index_results`): the table
+    #: maintains a record index.
+    collect_keys: bool = False
+    #: Return each written file's column ranges: the table maintains `column_stats`.
+    collect_column_ranges: bool = False
 
     def partition_dir(self, partition: str) -> str:
         return posixpath.join(self.base_path, partition) if partition else self.base_path

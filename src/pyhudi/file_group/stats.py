@@ -37,13 +37,22 @@ STATS_SCHEMA = pa.schema(
         ("total_updated_records_compacted", pa.int64()),
         ("total_rollback_blocks", pa.int64()),
         ("total_corrupt_log_blocks", pa.int64()),
+        # Side results for the metadata writer (`pyhudi.file_group.index_results`), never in the
+        # commit metadata; null unless the task spec asks for them.
+        ("inserted_keys", pa.list_(pa.string())),
+        ("deleted_keys", pa.list_(pa.string())),
+        ("column_ranges", pa.binary()),
     ]
 )
 STATS_DDL = ", ".join(
     f"{f.name} {_t}"
     for f, _t in zip(
         STATS_SCHEMA,
-        ["string"] * 5 + ["bigint"] * 7 + ["int", "bigint", "string", "string"] + ["bigint"] * 7,
+        ["string"] * 5
+        + ["bigint"] * 7
+        + ["int", "bigint", "string", "string"]
+        + ["bigint"] * 7
+        + ["array<string>", "array<string>", "binary"],
     )
 )
 

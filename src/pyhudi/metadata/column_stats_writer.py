@@ -6,10 +6,14 @@ As Hudi 0.14 does for table version 6 (`initializeColumnStatsPartition`,
 * initialisation: one record per (committed parquet base file, indexed column) from its footer, in
   `hoodie.metadata.index.column.stats.file.group.count` file groups (`col-stats-NNNN-0`, Hudi's
   default 2), one base HFile each (empty ones too);
-* every data instant: the records of each parquet base file it wrote, from the footer (read on the
-  driver: one small read per written file); log files get no record (readers keep a slice whose log
-  files have no statistics, so data skipping stays safe);
-* a clean: a tombstone per indexed column of each deleted parquet file.
+* every data instant: the records of each parquet base file it wrote, from the column ranges its
+  write task took from the footer the parquet writer returned (`collect_column_ranges`; a write
+  that returns none, as services and bootstrap, has the footer read on the driver), and of each log
+  file a write appended, from the records appended (Hudi 0.14's `HoodieAppendHandle` with column
+  stats on: every indexed column, sizes 0, keyed by the log file's name; pyhudi writes one data
+  block per log file, so no ranges merge across blocks); a log file written by a service
+  (log compaction) gets no record: readers keep a slice whose log files have no statistics;
+* a clean: a tombstone per indexed column of each deleted data file (log files too).
 
 Indexed columns: `hoodie.metadata.index.column.stats.column.list`, else every top-level column.
 """
@@ -26,7 +30,13 @@ from pyhudi.codec.metadata_keys import file_group_index
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.codec.schema import META_FIELDS
 from pyhudi.config import metadata as mkeys
-from pyhudi.metadata.column_stats_records import base_file_column_stats, deleted_file_column_stats
+from pyhudi.file_group.index_results import FileIndexResult
+from pyhudi.metadata.column_stats_records import (
+    base_file_column_stats,
+    deleted_file_column_stats,
+    log_ranges_column_stats,
+    ranges_column_stats,
+)
 from pyhudi.metadata.deltacommit import GroupWrite
 from pyhudi.metadata.files_records import written_parquet_files
 from pyhudi.metadata.index_records import COLUMN_STATS_PARTITION
@@ -77,27 +87,50 @@ def initial_column_stats(
 
 
 def column_stats_updates(
-    ctx: TableContext, metadata: CommitMetadata, options: Mapping[str, str], count: int
+    ctx: TableContext,
+    metadata: CommitMetadata,
+    options: Mapping[str, str],
+    count: int,
+    results: Mapping[tuple[str, str], FileIndexResult] | None = None,
 ) -> list[GroupWrite]:
-    """The records of the parquet base files a data instant wrote."""
+    """The records of the parquet base files (from the column ranges their write tasks returned,
+    else from their footers) and of the log files whose write tasks returned column ranges that a
+    data instant wrote; `results`: the tasks' side results per (partition, file name)."""
     columns = indexed_columns(options)
+    results = results or {}
     records: list[MetadataRecord] = []
     for partition, name in written_parquet_files(metadata):
-        records += _file_records(ctx, partition, name, columns)
+        result = results.get((partition, name))
+        if result is not None and result.column_ranges is not None:
+            records += ranges_column_stats(partition, result.column_ranges, columns)
+        else:
+            records += _file_records(ctx, partition, name, columns)
+    for partition, name in _written_log_files(metadata):
+        result = results.get((partition, name))
+        if result is not None and result.column_ranges is not None:
+            records += log_ranges_column_stats(partition, result.column_ranges, columns)
     return [g for g in _group_writes(records, count) if g.records]
+
+
+def _written_log_files(metadata: CommitMetadata) -> list[tuple[str, str]]:
+    return [
+        (partition, name)
+        for partition, stats in metadata.partition_to_write_stats.items()
+        for name in (posixpath.basename(stat.path or "") for stat in stats)
+        if name and not name.endswith(_PARQUET)
+    ]
 
 
 def clean_column_stats_updates(
     ctx: TableContext, clean_metadata: Mapping[str, Any], options: Mapping[str, str], count: int
 ) -> list[GroupWrite]:
-    """Tombstones of the parquet files a clean deleted."""
+    """Tombstones of the data files a clean deleted (base and log files: Hudi 0.14 stubs every
+    deleted file, and log files have entries since the append handle writes them)."""
     columns = indexed_columns(options) or _all_columns(ctx)
     records: list[MetadataRecord] = []
     for partition, info in (clean_metadata.get("partitionMetadata") or {}).items():
         for pattern in info.get("deletePathPatterns") or ():
-            name = posixpath.basename(pattern)
-            if name.endswith(_PARQUET):
-                records += deleted_file_column_stats(partition, name, columns)
+            records += deleted_file_column_stats(partition, posixpath.basename(pattern), columns)
     return [g for g in _group_writes(records, count) if g.records]
 
 

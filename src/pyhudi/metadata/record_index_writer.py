@@ -11,11 +11,14 @@ As Hudi 0.14's `HoodieBackedTableMetadataWriter` does for table version 6:
   (deleted, or in a file group it replaced and not written again) as a DELETE block, in the
   record-index file groups the keys hash to; compaction moves no key and writes nothing.
 
-Where the keys come from: the driver compares the record keys of each file group the instant wrote
-before and after it (the `_hoodie_record_key` column of base files, a projection of one column; a
-slice with log files is merged). This needs no change to the write tasks and is exact for every
-action (inserts into small files, clustering, insert_overwrite, global index partition moves); a
-COW upsert reads the key column of the file groups it rewrote twice.
+Where the keys come from: the write task that wrote a new base file returns the keys it added to
+its file group and the keys it dropped (`pyhudi.file_group.index_results`: it holds the old base
+file's rows and the new file's in memory), when the write asks for them (`collect_keys`). Every
+other file group (a log file appended, a service's or bootstrap's write, a file group an
+insert_overwrite or clustering replaced, a slice the task did not merge over) is read on the
+driver: the record keys of the file group before and after the instant are compared (the
+`_hoodie_record_key` column of base files, a projection of one column; a slice with log files is
+merged), which is exact for every action (inserts into small files, global index partition moves).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pyhudi.codec.file_names import parse_log_file
-from pyhudi.codec.metadata_keys import file_group_index
+from pyhudi.codec.metadata_keys import file_group_indexes
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.codec.schema import RECORD_KEY, with_meta_fields
 from pyhudi.config import metadata as mkeys
+from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.metadata.deltacommit import GroupWrite
@@ -84,9 +88,14 @@ def initial_record_index(ctx: TableContext, options: Mapping[str, str]) -> list[
 
 
 def record_index_updates(
-    ctx: TableContext, instant_time: str, metadata: CommitMetadata, file_group_count: int
+    ctx: TableContext,
+    instant_time: str,
+    metadata: CommitMetadata,
+    file_group_count: int,
+    results: Mapping[tuple[str, str], FileIndexResult] | None = None,
 ) -> list[GroupWrite]:
-    """The record-index changes of data instant `instant_time` (not completed yet)."""
+    """The record-index changes of data instant `instant_time` (not completed yet); `results`:
+    the write tasks' key changes per (partition, file name), used where they are exact."""
     if metadata.operation_type in _NO_KEY_CHANGES:
         return []
     before = frozenset(ctx.active.reload().timeline.commits().completed().times())
@@ -96,17 +105,45 @@ def record_index_updates(
     removed: set[str] = set()
     for (partition, file_id), paths in _written_files(metadata).items():
         old = previous.get((partition, file_id))
-        old_keys = slice_keys(ctx, old, before) if old is not None else set()
-        new_keys = slice_keys(ctx, _new_slice(partition, file_id, old, paths), after)
-        for key in new_keys - old_keys:
+        changes = _task_key_changes(old, paths, results or {})
+        if changes is None:
+            old_keys = slice_keys(ctx, old, before) if old is not None else set()
+            new_keys = slice_keys(ctx, _new_slice(partition, file_id, old, paths), after)
+            inserted, deleted = new_keys - old_keys, old_keys - new_keys
+        else:
+            inserted, deleted = set(changes[0]), set(changes[1])
+        for key in inserted:
             located[key] = (partition, file_id, instant_time)
-        removed |= old_keys - new_keys
+        removed |= deleted
     for partition, file_ids in (metadata.partition_to_replace_file_ids or {}).items():
         for file_id in file_ids:
             if (old := previous.get((partition, file_id))) is not None:
                 removed |= slice_keys(ctx, old, before)
     groups = _group_writes(ctx, file_group_count, located, removed - located.keys())
     return [g for g in groups if g.records or g.deleted]
+
+
+def _task_key_changes(
+    old: FileSlice | None,
+    paths: Sequence[str],
+    results: Mapping[tuple[str, str], FileIndexResult],
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(inserted, deleted) keys of a file group as its write task returned them, when that is
+    exact: one new base file, written over no slice or over the base-only slice it merged (its
+    previous commit); None sends the file group to the driver's read of its keys."""
+    if len(paths) != 1:
+        return None
+    partition = posixpath.dirname(paths[0])
+    result = results.get((partition, posixpath.basename(paths[0])))
+    if result is None or result.inserted_keys is None or result.deleted_keys is None:
+        return None
+    if old is not None and (
+        old.log_files or old.base_file is None or old.base_instant_time != result.prev_commit
+    ):
+        return None
+    if old is None and result.deleted_keys:
+        return None
+    return result.inserted_keys, result.deleted_keys
 
 
 def _written_files(metadata: CommitMetadata) -> dict[tuple[str, str], list[str]]:
@@ -199,15 +236,17 @@ def _group_writes(
 ) -> list[GroupWrite]:
     """Records of `located` keys and deletes of `removed` keys, per record-index file group."""
     utc = ctx.config.timeline_timezone_utc
+    keys = list(located)
     by_location: dict[tuple[int, Location], list[str]] = {}
-    for key, where in located.items():
-        by_location.setdefault((file_group_index(key, count), where), []).append(key)
+    for key, index in zip(keys, _file_group_indexes(keys, count), strict=True):
+        by_location.setdefault((index, located[key]), []).append(key)
     records: dict[int, list[MetadataRecord]] = {i: [] for i in range(count)}
-    for (index, (partition, file_id, instant)), keys in by_location.items():
-        records[index] += record_index_records(partition, file_id, instant, keys, utc=utc)
+    for (index, (partition, file_id, instant)), group in by_location.items():
+        records[index] += record_index_records(partition, file_id, instant, group, utc=utc)
+    gone = list(removed)
     deleted: dict[int, list[str]] = {}
-    for key in removed:
-        deleted.setdefault(file_group_index(key, count), []).append(key)
+    for key, index in zip(gone, _file_group_indexes(gone, count), strict=True):
+        deleted.setdefault(index, []).append(key)
     return [
         GroupWrite(
             RECORD_INDEX_PARTITION,
@@ -217,3 +256,12 @@ def _group_writes(
         )
         for i in range(count)
     ]
+
+
+def _file_group_indexes(keys: Sequence[str], count: int) -> list[int]:
+    """`file_group_index` of each key (vectorised: Java's `String.hashCode` over 10^5 keys in
+    Python is a second of the driver's time)."""
+    if not keys:
+        return []
+    indexes: list[int] = file_group_indexes(pa.array(keys, pa.string()), count).to_pylist()
+    return indexes

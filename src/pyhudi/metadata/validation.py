@@ -77,7 +77,8 @@ def validate(path: str | TableContext, as_of: str | None = None) -> ValidationRe
             continue
         checks.append(name)
         if name == COLUMN_STATS:
-            found, note = column_stats_differences(ctx, mdt.records(name).values(), latest)
+            logs = [lf for s in storage_view.latest_merged_file_slices(as_of) for lf in s.log_files]
+            found, note = column_stats_differences(ctx, mdt.records(name).values(), latest, logs)
             differences += found
             skipped += [f"{name}: {note}"] if note else []
         elif name == BLOOM_FILTERS:

@@ -25,6 +25,7 @@ from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
+from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.metadata.bloom_filters_writer import (
     bloom_filter_updates,
     clean_bloom_filter_updates,
@@ -112,10 +113,12 @@ def commit_to_metadata_table(
     commit: CommitMetadata | None = None,
     options: Mapping[str, str] | None = None,
     extra: Sequence[GroupWrite] = (),
+    results: Mapping[tuple[str, str], FileIndexResult] | None = None,
 ) -> None:
-    """Write the `files` records of data instant `instant_time` (and, when maintained, the record
-    index changes of its `commit`) as one metadata-table deltacommit, initialising the metadata
-    table (and the record index) first when the table has none."""
+    """Write the `files` records of data instant `instant_time` (and, when maintained, the index
+    changes of its `commit`, from its write tasks' side `results` where they have them) as one
+    metadata-table deltacommit, initialising the metadata table (and the indexes) first when the
+    table has none."""
     options = options or {}
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         initialise_metadata_table(ctx)
@@ -126,7 +129,7 @@ def commit_to_metadata_table(
         if name not in ctx.config.metadata_partitions:
             initialise_index_partition(ctx, name, options)
     if commit is not None:
-        groups += _index_updates(ctx, instant_time, commit, keep, options)
+        groups += _index_updates(ctx, instant_time, commit, keep, options, results or {})
     groups += [g for g in extra if g.partition in keep]
     write_log_groups(_open(ctx), instant_time, groups)
 
@@ -137,19 +140,29 @@ def _index_updates(
     commit: CommitMetadata,
     keep: Sequence[str],
     options: Mapping[str, str],
+    results: Mapping[tuple[str, str], FileIndexResult],
 ) -> list[GroupWrite]:
-    """The `column_stats` and `record_index` changes of a data instant."""
+    """The `column_stats`, `bloom_filters` and `record_index` changes of a data instant."""
     groups: list[GroupWrite] = []
     if COLUMN_STATS_PARTITION in keep:
         count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
-        groups += column_stats_updates(ctx, commit, options, count)
+        groups += column_stats_updates(ctx, commit, options, count, results)
     if BLOOM_FILTERS_PARTITION in keep:
         count = _file_group_count(ctx, BLOOM_FILTERS_PARTITION)
         groups += bloom_filter_updates(ctx, instant_time, commit, count)
     if RECORD_INDEX_PARTITION in keep:
         count = _file_group_count(ctx, RECORD_INDEX_PARTITION)
-        groups += record_index_updates(ctx, instant_time, commit, count)
+        groups += record_index_updates(ctx, instant_time, commit, count, results)
     return groups
+
+
+def wanted_index_results(ctx: TableContext, options: Mapping[str, str]) -> tuple[bool, bool]:
+    """(record keys, column ranges): the side results a write's tasks should return for the
+    metadata partitions a commit with `options` maintains (`WriteTaskSpec.collect_keys`, ...)."""
+    if not maintains_metadata_table(ctx, options):
+        return False, False
+    keep = maintained_partitions(ctx, options)
+    return RECORD_INDEX_PARTITION in keep, COLUMN_STATS_PARTITION in keep
 
 
 def _file_group_count(ctx: TableContext, partition: str) -> int:

@@ -20,11 +20,12 @@ from pyhudi.exceptions import (
     UnsupportedOperationError,
     WriteError,
 )
+from pyhudi.file_group.index_results import index_results_of
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import commit_metadata_of
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX
 from pyhudi.metadata.record_index_lookup import require_record_index
-from pyhudi.metadata.writer import ensure_record_index
+from pyhudi.metadata.writer import ensure_record_index, wanted_index_results
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
@@ -100,7 +101,7 @@ def _run(
         require_record_index(ctx, "hoodie.index.type=RECORD_INDEX")
     transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))
     instant_time = transaction.begin()
-    spec = task_spec(ctx, cfg, data_schema, instant_time)
+    spec = task_spec(ctx, cfg, data_schema, instant_time, index_results=True)
     try:
         job = WriteJob(
             records.sparkSession, ctx, cfg, spec, records, incoming_counts=incoming_counts
@@ -108,7 +109,7 @@ def _run(
         outcome = OPERATIONS[cfg.operation](job)
         metadata = commit_metadata(cfg, outcome, data_schema)
         fault_point("write.after_data_files")
-        transaction.commit(metadata)
+        transaction.commit(metadata, index_results_of(outcome.stats))
     except BaseException as err:
         transaction.abort()
         translated = translate_error(err, instant_time)
@@ -136,8 +137,16 @@ def checked_records(
 
 
 def task_spec(
-    ctx: TableContext, cfg: WriteConfig, data_schema: pa.Schema, instant_time: str
+    ctx: TableContext,
+    cfg: WriteConfig,
+    data_schema: pa.Schema,
+    instant_time: str,
+    *,
+    index_results: bool = False,
 ) -> WriteTaskSpec:
+    """`index_results`: the tasks return what the metadata table's indexes need (the caller hands
+    `index_results_of(stats)` to the commit)."""
+    keys, ranges = wanted_index_results(ctx, cfg.options) if index_results else (False, False)
     return WriteTaskSpec(
         storage=ctx.storage,
         base_path=ctx.base_path,
@@ -147,6 +156,8 @@ def task_spec(
         bloom=cfg.bloom,
         populate_meta_fields=ctx.config.populate_meta_fields,
         bootstrap_sources=ctx.bootstrap_sources(),
+        collect_keys=keys,
+        collect_column_ranges=ranges,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from time import sleep
 
@@ -21,6 +21,7 @@ from pyhudi.config import concurrency
 from pyhudi.config.concurrency import FailedWritesPolicy
 from pyhudi.config.index import INDEX_TYPE
 from pyhudi.exceptions import CommitConflictError, WriteConflictError
+from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.metadata.files_records import commit_files_records
 from pyhudi.metadata.writer import (
     commit_to_metadata_table,
@@ -159,9 +160,14 @@ class WriteTransaction:
         else:
             refuse_live_writers(self.ctx, settings, own=own)
 
-    def commit(self, metadata: CommitMetadata) -> Instant:
+    def commit(
+        self,
+        metadata: CommitMetadata,
+        index_results: Mapping[tuple[str, str], FileIndexResult] | None = None,
+    ) -> Instant:
         """Complete the instant under the table lock, after the commit guard and (OCC) the
-        conflict check; a conflict raises `WriteConflictError` and nothing is committed."""
+        conflict check; a conflict raises `WriteConflictError` and nothing is committed.
+        `index_results`: the write tasks' side results for the metadata table's indexes."""
         assert self.instant is not None
         self._reconcile_markers(metadata)
         with table_transaction(self.ctx, self.options):
@@ -170,7 +176,7 @@ class WriteTransaction:
                 self.pre_commit()
             if self.check_conflicts and is_multi_writer(self.options):
                 self._check_conflicts(metadata)
-            self._commit_metadata_table(metadata)
+            self._commit_metadata_table(metadata, index_results)
             completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
         fault_point(f"{self.fault_prefix}.after_commit")
         self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
@@ -184,7 +190,11 @@ class WriteTransaction:
             with table_transaction(self.ctx, self.options):
                 remove_orphan_deltacommits(self.ctx)
 
-    def _commit_metadata_table(self, metadata: CommitMetadata) -> None:
+    def _commit_metadata_table(
+        self,
+        metadata: CommitMetadata,
+        index_results: Mapping[tuple[str, str], FileIndexResult] | None = None,
+    ) -> None:
         """The metadata table's deltacommit at this instant, right before the data instant
         completes (under the table lock, after the conflict check), as Hudi orders them. The
         properties are re-read: another writer may have created or dropped it since we began."""
@@ -193,7 +203,12 @@ class WriteTransaction:
         if not maintains_metadata_table(self.ctx, self.options):
             return
         commit_to_metadata_table(
-            self.ctx, self.instant_time, commit_files_records(metadata), metadata, self.options
+            self.ctx,
+            self.instant_time,
+            commit_files_records(metadata),
+            metadata,
+            self.options,
+            results=index_results,
         )
         fault_point(f"{self.fault_prefix}.after_metadata_commit")
 
