@@ -69,7 +69,7 @@ def mor(spark: SparkSession) -> None:
         plan = plan_read(ctx)
         times["mor plan"].append(time.perf_counter() - started)
         holder = {}
-        times["mor dataframe (log job)"].append(
+        times["mor build (pass 1 + DataFrame)"].append(
             profiled(
                 spark,
                 "mor build",

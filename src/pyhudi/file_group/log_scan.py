@@ -140,6 +140,38 @@ def log_records(
     return pa.concat_tables(tables)
 
 
+def log_record_keys(
+    blocks: list[LocatedBlock], file_schema: pa.Schema, ordering_field: str | None
+) -> pa.ChunkedArray:
+    """The record key of every record of `blocks` (data and delete records, duplicates kept).
+
+    Under commit-time ordering a base row is replaced or deleted exactly when its key is among
+    these, so a merge-on-read read finds the base rows to drop without decoding whole records:
+    columnar Avro blocks are decoded up to the record key field only.
+    """
+    chunks = [_block_keys(block, file_schema, ordering_field) for block in blocks]
+    return pa.chunked_array(chunks, pa.string())
+
+
+def _block_keys(
+    block: LocatedBlock, file_schema: pa.Schema, ordering_field: str | None
+) -> pa.Array:
+    content, schema_json = block.content, block.schema_json or ""
+    specs = avro_columnar.column_specs(schema_json) if schema_json else None
+    if (
+        block.block_type is LogBlockType.AVRO_DATA_BLOCK
+        and content
+        and specs
+        and any(spec.name == RECORD_KEY for spec in specs)
+        and avro_record_count(content) >= COLUMNAR_MIN_RECORDS
+    ):
+        with contextlib.suppress(CorruptFileError):  # the lenient whole-record path decides
+            keys = avro_columnar.decode_block_fields(content, schema_json, [RECORD_KEY])
+            return keys.column(RECORD_KEY).combine_chunks().cast(pa.string())
+    table = _block_table(block, file_schema, ordering_field)
+    return table.column(RECORD_KEY).combine_chunks().cast(pa.string())
+
+
 def _empty(file_schema: pa.Schema) -> pa.Table:
     schema = file_schema.append(pa.field(DELETED, pa.bool_())).append(pa.field(NATURAL, pa.bool_()))
     return schema.empty_table().append_column(SEQ, pa.array([], pa.int64()))

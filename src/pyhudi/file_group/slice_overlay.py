@@ -1,11 +1,19 @@
-"""Merge-on-read by position: a file slice's resolved log records against its base file's keys.
+"""Merge-on-read by position: what a file slice's logs do to its base file, in two small passes.
 
 Hudi table version 6 logs carry record keys, not base-file positions, so the positions are found
-here, in the task that decoded the logs: the base file's record keys (plus the ordering fields under
-event-time ordering) are read, and the same per-key rules as `merge_with_base` decide which base rows
-the logs replace or delete. The result is small: the surviving log rows and the base row positions
-to drop (a delete vector). The reader then scans the base file natively and drops those positions by
-`_metadata.row_index`, so no other base column passes through Python and no join is needed.
+in a task that reads the logs and the base file's record keys. A read needs them before its query is
+planned (they become a filter of the native base scan), while the surviving log rows are only needed
+when the query runs, so the work is split:
+
+* `slice_deletes` (before planning): the base row positions the logs replace or delete (a delete
+  vector) and, under event-time ordering, the keys of log records that lose to a newer base row.
+  Under commit-time ordering a base row is dropped exactly when some log record has its key, so
+  only the record keys of the log blocks are decoded (`log_record_keys`), not whole records.
+* `slice_live_rows` (in the query's own tasks): the logs decoded and resolved per key, minus deletes
+  and the losing keys: the rows the logs add. Nothing is cached between the two passes, so the query
+  needs no checkpoint and its log decoding runs beside the base scan.
+
+The same per-key rules as `merge_with_base` decide (`overlay`), so the snapshot is identical.
 """
 
 from __future__ import annotations
@@ -19,37 +27,76 @@ import pyarrow.compute as pc
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.log_merge import ordering_columns, overlay, slice_winners
+from pyhudi.file_group.log_scan import (
+    DELETED,
+    NATURAL,
+    SEQ,
+    InstantFilter,
+    log_record_keys,
+    queued_blocks,
+)
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.table.payload import MergeMode
 
+_NONE = np.zeros(0, dtype=np.int64)
+
 
 @dataclass(frozen=True)
-class SliceOverlay:
-    """What a slice's logs do to its base file: rows to add, base row positions to drop."""
+class SliceDeletes:
+    """What a slice's logs take away: base rows to drop, log keys whose base row stays."""
 
-    live: pa.Table  # surviving log rows, in the task's file schema
     dropped_positions: np.ndarray  # int64, ascending row positions in the base file
+    lost_keys: tuple[str, ...] = ()  # event-time ordering: log winners older than the base row
 
 
-def slice_overlay(task: SliceTask) -> SliceOverlay:
+def event_time_fields(task: SliceTask) -> list[str]:
+    """The ordering fields the merge compares (none under commit-time ordering)."""
+    if MergeMode(task.merge_mode) is not MergeMode.EVENT_TIME_ORDERING:
+        return []
+    fields = ordering_columns(task.ordering_field)
+    return fields if fields and set(fields) <= set(task.file_schema.names) else []
+
+
+def slice_deletes(task: SliceTask) -> SliceDeletes:
+    if task.base_file is None:
+        return SliceDeletes(_NONE)
+    fields = event_time_fields(task)
+    if fields:
+        return _event_time_deletes(task, fields)
+    instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
+    blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
+    keys = log_record_keys(blocks, task.file_schema, task.ordering_field)
+    if len(keys) == 0:
+        return SliceDeletes(_NONE)
+    base = read_base_file(task.storage, task.path(task.base_file), columns=[RECORD_KEY])
+    hit = pc.is_in(base.column(RECORD_KEY), value_set=keys.combine_chunks())
+    return SliceDeletes(np.flatnonzero(hit.to_numpy(zero_copy_only=False)).astype(np.int64))
+
+
+def _event_time_deletes(task: SliceTask, fields: list[str]) -> SliceDeletes:
     winners = slice_winners(task)
-    none = np.zeros(0, dtype=np.int64)
-    if task.base_file is None or winners.num_rows == 0:
-        keep, live = overlay(_no_base(task), winners, MergeMode(task.merge_mode), None)
-        return SliceOverlay(live, none)
-    mode = MergeMode(task.merge_mode)
-    fields = [RECORD_KEY]
-    if mode is MergeMode.EVENT_TIME_ORDERING:
-        names = task.file_schema.names
-        fields += [f for f in ordering_columns(task.ordering_field) if f in names]
-    base = read_base_file(task.storage, task.path(task.base_file), columns=fields)
-    keep, live = overlay(base, winners, mode, task.ordering_field)
+    if winners.num_rows == 0:
+        return SliceDeletes(_NONE)
+    columns = [RECORD_KEY, *fields]
+    base = read_base_file(task.storage, task.path(task.base_file), columns=columns)  # type: ignore[arg-type]
+    keep, live = overlay(base, winners, MergeMode(task.merge_mode), task.ordering_field)
     dropped = np.flatnonzero(~pc.fill_null(keep, True).to_numpy(zero_copy_only=False))
-    return SliceOverlay(live, dropped.astype(np.int64))
+    updates = winners.filter(pc.invert(winners.column(DELETED))).column(RECORD_KEY)
+    lost = pc.filter(updates, pc.invert(pc.is_in(updates, value_set=live.column(RECORD_KEY))))
+    return SliceDeletes(dropped.astype(np.int64), tuple(lost.to_pylist()))
 
 
-def _no_base(task: SliceTask) -> pa.Table:
-    return pa.table({RECORD_KEY: pa.array([], pa.string())})
+def slice_live_rows(task: SliceTask, lost_keys: tuple[str, ...] = ()) -> pa.Table:
+    """The log rows a snapshot of the slice shows (file schema): the resolved log records minus
+    deletes and minus `lost_keys` (from `slice_deletes`)."""
+    winners = slice_winners(task)
+    if winners.num_rows:
+        keep = pc.invert(winners.column(DELETED))
+        if lost_keys:
+            lost = pc.is_in(winners.column(RECORD_KEY), value_set=pa.array(lost_keys, pa.string()))
+            keep = pc.and_(keep, pc.invert(lost))
+        winners = winners.filter(keep)
+    return winners.drop_columns([c for c in (SEQ, DELETED, NATURAL) if c in winners.column_names])
 
 
 def delete_vector_words(positions: np.ndarray, rows: int | None = None) -> np.ndarray:

@@ -113,13 +113,19 @@ def native_stitched_frame(
         )
         for f in stitched
     }
-    entry = T.StructType([T.StructField(n, T.StringType(), True) for n in names])
-    lookup = F.from_json(F.lit(json.dumps(constants)), T.MapType(T.StringType(), entry))
-    path = F.col("_metadata.file_path")
-    unmatched = F.raise_error(F.concat(F.lit("bootstrap source file not in the read plan: "), path))
-    info = F.when(lookup[path].isNull(), unmatched).otherwise(lookup[path])
+    entry = ",".join(f"{_quoted(n)}:string" for n in names)
+    literal = json.dumps(constants).replace("\\", "\\\\").replace("'", "\\'")
+    # One SQL expression: built with one call into the JVM (each Column call is a round trip).
+    info = F.expr(
+        f"coalesce(from_json('{literal}', 'map<string,struct<{entry}>>')[_metadata.file_path], "
+        "raise_error(concat('bootstrap source file not in the read plan: ', _metadata.file_path)))"
+    )
     source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
     return _stitched_select(source, read_schema, schema, keygen, {n: info[n] for n in names})
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _stitched_select(
@@ -133,35 +139,34 @@ def _stitched_select(
     key_fields = {k.split(".")[0] for k in keygen.record_key_fields}
     if key_fields <= set(read_schema.names):
         # One select over the scan: each select is a round of analysis on the driver.
-        staged, row = source, F.col("_metadata.row_index")
-        values = {
-            **{f.name: F.col(f"`{f.name}`") for f in read_schema},
-            **constants,
-        }
+        staged, row, stored = source, F.expr("_metadata.row_index"), read_schema
     else:  # a key made of hive folder values needs them as columns first
         staged = source.select(
-            *(F.col(f"`{f.name}`") for f in read_schema),
+            *(F.col(_quoted(f.name)) for f in read_schema),
             F.col("_metadata.row_index").alias(_ROW),
             *(c.alias(n) for n, c in constants.items()),
         )
-        row = F.col(_ROW)
-        values = {f.name: F.col(f"`{f.name}`") for f in staged.schema}
+        row, constants = F.col(_ROW), {n: F.col(_quoted(n)) for n in constants}
+        stored = T.StructType([f for f in staged.schema if f.name not in constants])
     derived = {
-        COMMIT_SEQNO: F.concat(values[_PREFIX], row.cast("string")),
+        COMMIT_SEQNO: F.concat(constants[_PREFIX], row.cast("string")),
         RECORD_KEY: record_key_column(staged, keygen),
+        **{n: c for n, c in constants.items() if n != _PREFIX},
     }
     out = []
     for field in schema:
-        column = derived.get(field.name, values.get(field.name, F.lit(None)))
-        if field.name not in derived and current_type(read_schema, field.name) != field.dataType:
-            column = column.cast(field.dataType)
-        out.append(column.alias(field.name))
+        name = _quoted(field.name)
+        if field.name in derived:
+            column = derived[field.name]
+            if field.name in constants and field.dataType != T.StringType():
+                column = column.cast(field.dataType)
+            out.append(column.alias(field.name))
+        elif field.name in stored.names and stored[field.name].dataType == field.dataType:
+            out.append(F.expr(name))
+        else:  # stored as another type, or not stored at all
+            value = F.expr(name) if field.name in stored.names else F.lit(None)
+            out.append(value.cast(field.dataType).alias(field.name))
     return staged.select(*out)
-
-
-def current_type(read_schema: T.StructType, name: str) -> T.DataType:
-    """The type a column has before the final cast: as stored, or a string (folder values)."""
-    return read_schema[name].dataType if name in read_schema.names else T.StringType()
 
 
 def _check(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:

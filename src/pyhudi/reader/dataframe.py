@@ -49,13 +49,13 @@ def read(
 def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -> DataFrame:
     schema = spark_schema(plan)
     parts = []
-    if plan.base_only:
-        paths = [ctx.path(s.base_file.relative_path) for s in plan.base_only]  # type: ignore[union-attr]
+    paths = [ctx.path(s.base_file.relative_path) for s in plan.base_only]  # type: ignore[union-attr]
+    if plan.with_logs:  # base files without deletes join the base-only files' scan
+        parts.append(read_log_slices(spark, ctx, plan, schema, paths))
+    elif paths:
         parts.append(
             base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
         )
-    if plan.with_logs:
-        parts.append(read_log_slices(spark, ctx, plan, schema))
     if plan.stitched:
         plain = [s for s in plan.stitched if not s.log_files]
         native = native_stitched_frame(spark, ctx, plain, schema)

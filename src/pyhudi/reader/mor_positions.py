@@ -1,27 +1,30 @@
 """Merge-on-read snapshot reads by position: base files scanned natively, minus a delete vector.
 
-One Arrow task per file slice decodes the slice's log files once and resolves them against the base
-file's record keys (`file_group.slice_overlay`): it returns the surviving log rows and the base row
-positions the logs replace or delete. Those are computed once (an eager local checkpoint), then:
+Two passes over each file slice's logs (`file_group.slice_overlay`), no checkpoint in between:
 
-* the positions of every base file become one bitmap literal keyed by file name, and the native
-  base scan keeps a row unless its bit is set:
-  `getbit(bitmaps[_metadata.file_name][row_index >> 6], row_index & 63) = 0` (no join, no shuffle,
-  and no base column other than the query's own is read);
-* beyond `LITERAL_MAX_WORDS` bitmap words (a very large read) the positions are a broadcast anti-join
-  on (`_metadata.file_name`, `_metadata.row_index`) instead;
-* the surviving log rows are added by a union.
+1. Before the query is planned, one small job (`mapInArrow` over the slices with a base file,
+   collected with `toArrow`) returns per base file the row positions its logs replace or delete:
+   under commit-time ordering only the record keys of the log blocks are decoded, and the base
+   file's key column is read with pyarrow.
+2. The query: base files without deletes are one plain native scan; base files with deletes are a
+   native scan that keeps a row unless its bit is set in a bitmap literal keyed by file name,
+   `getbit(bitmaps[_metadata.file_name][row_index >> 6], row_index & 63) = 0` (no join, no
+   shuffle, and no base column other than the query's own is read); the surviving log rows come
+   from a `mapInArrow` that decodes and resolves the logs in the query's own tasks, beside the scan.
 
-Base file names are unique in a table (`<fileId>_<writeToken>_<instant>.parquet`), so the name alone
-identifies a file. Used for parquet base files with stored record keys; other tables take the
-key-join path of `mor_spark`.
+Beyond `LITERAL_MAX_WORDS` bitmap words (a very large read) the positions are a broadcast anti-join
+on (`_metadata.file_name`, `_metadata.row_index`) against pass 1 run again in the query, so that no
+position list is shipped from the driver. Base file names are unique in a table
+(`<fileId>_<writeToken>_<instant>.parquet`), so the name alone identifies a file. Used for parquet
+base files with stored record keys; other tables take the key-join path of `mor_spark`.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -31,17 +34,28 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.file_group.base_file import conform
-from pyhudi.file_group.slice_overlay import delete_vector_words, slice_overlay
+from pyhudi.file_group.slice_overlay import delete_vector_words, slice_deletes, slice_live_rows
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
-BASE, POSITIONS = "__pyhudi_base_file", "__pyhudi_positions"
+BASE, POSITIONS, LOST = "__pyhudi_base_file", "__pyhudi_positions", "__pyhudi_lost_keys"
 _ROW = "__pyhudi_row"
 #: Bitmap words (64 base rows each) a query plan may carry as a literal (8 MiB of bits).
 LITERAL_MAX_WORDS = 1 << 20
+#: Pass 1 runs on the driver (threads) up to this many slices with logs and log bytes.
+DRIVER_MAX_SLICES = 32
+DRIVER_MAX_LOG_BYTES = 256 << 20
+DRIVER_THREADS = 4
+_DELETES = T.StructType(
+    [
+        T.StructField(BASE, T.StringType()),
+        T.StructField(POSITIONS, T.ArrayType(T.LongType(), False)),
+        T.StructField(LOST, T.ArrayType(T.StringType(), False)),
+    ]
+)
 
 
 def reads_by_position(ctx: TableContext, tasks: list[SliceTask]) -> bool:
@@ -55,88 +69,139 @@ def reads_by_position(ctx: TableContext, tasks: list[SliceTask]) -> bool:
 
 
 def read_by_position(
-    spark: SparkSession, ctx: TableContext, tasks: list[SliceTask], schema: T.StructType
+    spark: SparkSession,
+    ctx: TableContext,
+    tasks: list[SliceTask],
+    schema: T.StructType,
+    plain_paths: Sequence[str] = (),
+    log_bytes: int = -1,
 ) -> DataFrame:
-    overlays = slice_overlays(spark, tasks, schema)
-    live = overlays.filter(F.col(BASE).isNull()).select(*schema.fieldNames())
+    """The snapshot of `tasks`' slices, plus a plain scan of `plain_paths` (base-only slices).
+
+    `log_bytes`: the size of the slices' log files (-1: unknown), for choosing where pass 1 runs.
+    """
     with_base = [t for t in tasks if t.base_file]
-    if not with_base:
-        return live
-    paths = [ctx.path(t.base_file) for t in with_base]  # type: ignore[arg-type]
-    base = base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
-    vectors = overlays.filter(F.col(BASE).isNotNull()).select(BASE, POSITIONS).toArrow()
-    words = _delete_vectors(vectors)
-    if sum(len(w) for w in words.values()) > LITERAL_MAX_WORDS:
-        kept = _anti_join(base, overlays)
-    elif words:
-        kept = base.filter(_not_dropped(words))
-    else:
-        kept = base
-    return kept.select(*schema.fieldNames()).unionByName(live)
+    collected = _deletes(spark, with_base, log_bytes) if with_base else None
+    positions, lost = _collected(collected)
+    words = {name: delete_vector_words(p) for name, p in positions.items() if len(p)}
+    deleted = [t for t in with_base if _name(t) in words]
+    plain = [*plain_paths, *(ctx.path(t.base_file) for t in with_base if _name(t) not in words)]  # type: ignore[arg-type]
+    parts = []
+    if plain:
+        parts.append(_scan(spark, ctx, plain, schema))
+    if deleted:
+        base = _scan(spark, ctx, [ctx.path(t.base_file) for t in deleted], schema)  # type: ignore[arg-type]
+        if sum(len(w) for w in words.values()) > LITERAL_MAX_WORDS:
+            kept = _anti_join(base, deletes_frame(spark, deleted))
+        else:
+            kept = base.filter(_not_dropped(words))
+        parts.append(kept)
+    frame = _live_frame(spark, tasks, lost, schema)
+    for part in reversed(parts):
+        frame = part.unionByName(frame)
+    return frame
 
 
-def _delete_vectors(vectors: pa.Table) -> dict[str, np.ndarray]:
-    """{base file name: bitmap words} from the collected delete-vector rows."""
-    lists = vectors.column(POSITIONS).combine_chunks()
-    return {
-        name: delete_vector_words(lists[i].values.to_numpy(zero_copy_only=False))
-        for i, name in enumerate(vectors.column(BASE).to_pylist())
-    }
+def _scan(
+    spark: SparkSession, ctx: TableContext, paths: Sequence[str], schema: T.StructType
+) -> DataFrame:
+    return base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
 
 
-def slice_overlays(spark: SparkSession, tasks: list[SliceTask], schema: T.StructType) -> DataFrame:
-    """Every slice's surviving log rows (`BASE` null) and one delete-vector row per base file."""
-    extended = T.StructType(
-        [
-            *(T.StructField(f.name, f.dataType, True) for f in schema.fields),
-            T.StructField(BASE, T.StringType()),
-            T.StructField(POSITIONS, T.ArrayType(T.LongType(), False)),
-        ]
+def _name(task: SliceTask) -> str:
+    return posixpath.basename(task.base_file or "")
+
+
+def _collected(table: pa.Table | None) -> tuple[dict[str, np.ndarray], dict[str, tuple[str, ...]]]:
+    """({base file name: dropped positions}, {base file name: lost log keys}) from pass 1's rows."""
+    if table is None or table.num_rows == 0:
+        return {}, {}
+    names = table.column(BASE).to_pylist()
+    lists = table.column(POSITIONS).combine_chunks()
+    positions = {n: lists[i].values.to_numpy(zero_copy_only=False) for i, n in enumerate(names)}
+    lost = {n: tuple(k) for n, k in zip(names, table.column(LOST).to_pylist()) if k}
+    return positions, lost
+
+
+def _deletes(spark: SparkSession, tasks: list[SliceTask], log_bytes: int) -> pa.Table:
+    """Pass 1's rows: computed on the driver for a small read (a Spark job costs more than the
+    work: ~15 ms of CPU per slice), else by a Spark job collected with `toArrow`."""
+    if len(tasks) > DRIVER_MAX_SLICES or not 0 <= log_bytes <= DRIVER_MAX_LOG_BYTES:
+        return deletes_frame(spark, tasks).toArrow()
+    # pyarrow's parquet reads and compute release the GIL: a few threads overlap them.
+    with ThreadPoolExecutor(max_workers=min(len(tasks), DRIVER_THREADS)) as pool:
+        found = list(pool.map(slice_deletes, tasks))
+    rows = [(t, f) for t, f in zip(tasks, found) if len(f.dropped_positions) or f.lost_keys]
+    return pa.table(
+        {
+            BASE: pa.array([_name(t) for t, _ in rows], pa.string()),
+            POSITIONS: pa.array([f.dropped_positions for _, f in rows], pa.list_(pa.int64())),
+            LOST: pa.array([list(f.lost_keys) for _, f in rows], pa.list_(pa.string())),
+        }
     )
-    target = to_arrow_schema(extended, timezone="UTC")
-    slots = max(1, min(len(tasks), default_parallelism(spark)))
-    # Contiguous index ranges, no shuffle; computed once (the result is referenced three times).
-    indices = spark.range(0, len(tasks), 1, numPartitions=slots)
-    frame = indices.select(F.col("id").cast("int").alias("i"))
-    return frame.mapInArrow(_overlay_function(tasks, target), extended).localCheckpoint(eager=True)
 
 
-def _overlay_function(tasks: list[SliceTask], target: pa.Schema):  # type: ignore[no-untyped-def]
+def deletes_frame(spark: SparkSession, tasks: list[SliceTask]) -> DataFrame:
+    """Pass 1: one row per base file whose logs drop rows or lose to it (`BASE`, `POSITIONS`, `LOST`)."""
+    target = to_arrow_schema(_DELETES, timezone="UTC")
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 task = tasks[index]
-                result = slice_overlay(task)
-                yield from conform(result.live, target).to_batches()
-                if len(result.dropped_positions) and task.base_file:
-                    positions = pa.ListArray.from_arrays(
-                        pa.array([0, len(result.dropped_positions)], pa.int32()),
-                        pa.array(result.dropped_positions, pa.int64()),
-                    )
-                    row = pa.table(
-                        {BASE: [posixpath.basename(task.base_file)], POSITIONS: positions}
-                    )
-                    yield from conform(row, target).to_batches()
+                found = slice_deletes(task)
+                if len(found.dropped_positions) or found.lost_keys:
+                    row = {
+                        BASE: [_name(task)],
+                        POSITIONS: [found.dropped_positions],
+                        LOST: [list(found.lost_keys)],
+                    }
+                    yield pa.RecordBatch.from_pydict(row, schema=target)
 
-    return run
+    return _indices(spark, len(tasks)).mapInArrow(run, _DELETES)
+
+
+def _live_frame(
+    spark: SparkSession,
+    tasks: list[SliceTask],
+    lost: dict[str, tuple[str, ...]],
+    schema: T.StructType,
+) -> DataFrame:
+    """Pass 2: the surviving log rows of every slice, decoded in the query's tasks."""
+    target = to_arrow_schema(schema, timezone="UTC")
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                task = tasks[index]
+                rows = slice_live_rows(task, lost.get(_name(task), ()))
+                yield from conform(rows, target).to_batches()
+
+    return _indices(spark, len(tasks)).mapInArrow(run, schema)
+
+
+def _indices(spark: SparkSession, count: int) -> DataFrame:
+    """Task indices 0..count-1 (column `id`) in contiguous ranges, one partition per core."""
+    slots = max(1, min(count, default_parallelism(spark)))
+    return spark.range(0, count, 1, numPartitions=slots)
 
 
 def _not_dropped(words: dict[str, np.ndarray]) -> Column:
+    """Keep a row unless its bit is set; one SQL expression (one call into the JVM to build, where
+    the same tree of Column calls takes ~150 and each is a round trip under load)."""
     literal = json.dumps({name: w.tolist() for name, w in words.items()})
+    literal = literal.replace("\\", "\\\\").replace("'", "\\'")  # a SQL string literal
     # A literal map: constant-folded once by the optimizer, then an O(files) lookup per row.
-    bitmaps = F.from_json(F.lit(literal), T.MapType(T.StringType(), T.ArrayType(T.LongType())))
-    # try_element_at: NULL (keep the row) for files without deletes and for rows past a bitmap's
-    # last word, under ANSI mode too.
-    bits = F.try_element_at(bitmaps, F.col("_metadata.file_name"))
-    row = F.col("_metadata.row_index")
-    word = F.try_element_at(bits, (F.shiftright(row, 6) + 1).cast("int"))
-    return bits.isNull() | word.isNull() | (F.getbit(word, row.bitwiseAND(63).cast("int")) == 0)
-
-
-def _anti_join(base: DataFrame, overlays: DataFrame) -> DataFrame:
-    positions = overlays.filter(F.col(BASE).isNotNull()).select(
-        BASE, F.explode(POSITIONS).alias(_ROW)
+    # try_element_at: NULL (keep the row) for rows past a bitmap's last word, under ANSI mode too.
+    bits = (
+        f"try_element_at(from_json('{literal}', 'map<string,array<bigint>>'), _metadata.file_name)"
     )
+    word = f"try_element_at({bits}, cast(shiftright(_metadata.row_index, 6) + 1 as int))"
+    return F.expr(f"coalesce(getbit({word}, cast(_metadata.row_index & 63 as int)) = 0, true)")
+
+
+def _anti_join(base: DataFrame, deletes: DataFrame) -> DataFrame:
+    positions = deletes.select(BASE, F.explode(POSITIONS).alias(_ROW))
     staged = base.select(
         "*", F.col("_metadata.file_name").alias(BASE), F.col("_metadata.row_index").alias(_ROW)
     )

@@ -14,7 +14,7 @@ in one Arrow task (`slice_winners`), and the result is joined with the base rows
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -72,11 +72,28 @@ def log_winners(spark: SparkSession, tasks: list[SliceTask], schema: T.StructTyp
 
 
 def read_log_slices(
-    spark: SparkSession, ctx: TableContext, plan: ReadPlan, schema: T.StructType
+    spark: SparkSession,
+    ctx: TableContext,
+    plan: ReadPlan,
+    schema: T.StructType,
+    plain_paths: Sequence[str] = (),
 ) -> DataFrame:
+    """The snapshot of the plan's slices with logs, plus a plain scan of `plain_paths`."""
     tasks = slice_tasks(ctx, plan, plan.with_logs)
     if reads_by_position(ctx, tasks):
-        return read_by_position(spark, ctx, tasks, schema)
+        sizes = [log.size_bytes for s in plan.with_logs for log in s.log_files]
+        log_bytes = -1 if any(size < 0 for size in sizes) else sum(sizes)
+        return read_by_position(spark, ctx, tasks, schema, plain_paths, log_bytes)
+    merged = _merge_by_key(spark, ctx, tasks, schema)
+    if not plain_paths:
+        return merged
+    plain = base_files_frame(spark, ctx.storage, plain_paths, schema, ctx.config.base_file_format)
+    return plain.unionByName(merged)
+
+
+def _merge_by_key(
+    spark: SparkSession, ctx: TableContext, tasks: list[SliceTask], schema: T.StructType
+) -> DataFrame:
     winners = log_winners(spark, tasks, schema)
     live = winners.filter(~F.col(DELETED)).drop(DELETED, NATURAL)
     paths = [ctx.path(t.base_file) for t in tasks if t.base_file]

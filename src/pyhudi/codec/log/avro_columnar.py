@@ -45,7 +45,7 @@ fastavro: 7-9 us), so fastavro is faster below about 64 records.
 
 from __future__ import annotations
 
-from pyhudi.codec.log.avro_columnar_decode import decode_block_content
+from pyhudi.codec.log.avro_columnar_decode import decode_block_content, decode_block_fields
 from pyhudi.codec.log.avro_columnar_encode import encode_block_content, encode_table
 from pyhudi.codec.log.avro_columnar_spec import ColumnSpec, column_specs, natural_type, supports
 
@@ -53,6 +53,7 @@ __all__ = [
     "ColumnSpec",
     "column_specs",
     "decode_block_content",
+    "decode_block_fields",
     "encode_block_content",
     "encode_table",
     "natural_type",

@@ -53,6 +53,34 @@ def decode_block_content(
     )
 
 
+def decode_block_fields(
+    content: bytes | memoryview, schema_json: str, names: list[str]
+) -> pa.Table:
+    """Only the fields `names` of AVRO_DATA_BLOCK content (natural Arrow types), in schema order.
+
+    Fields after the last wanted one are neither read nor checked (a merge-on-read read needs only
+    the record keys of a block to find the base rows it replaces); earlier ones are skipped over.
+    """
+    specs = require_specs(schema_json)
+    wanted = [i for i, spec in enumerate(specs) if spec.name in names]
+    missing = set(names) - {specs[i].name for i in wanted}
+    if missing:
+        raise ValueError(f"Avro fields {sorted(missing)} are not fields of the block schema")
+    count = avro_record_count(content)
+    buf = np.frombuffer(content, np.uint8)
+    starts, ends = _record_bounds(content, count)
+    pos = starts + 4
+    columns: dict[str, pa.Array] = {}
+    try:
+        for i, spec in enumerate(specs[: wanted[-1] + 1] if wanted else ()):
+            column = _decode_column(spec, buf, pos, ends)
+            if i in wanted:
+                columns[spec.name] = column
+    except (IndexError, pa.ArrowInvalid) as err:
+        raise CorruptFileError(f"cannot decode Avro data block records: {err}") from err
+    return pa.table(columns) if columns else pa.table({})
+
+
 @lru_cache(maxsize=128)
 def _default_schema(schema_json: str) -> pa.Schema:
     return avro_to_arrow(schema_json)

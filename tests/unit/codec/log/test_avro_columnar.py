@@ -20,6 +20,7 @@ from tests.helpers.fixtures import unzip_table
 from pyhudi.codec.log import avro_columnar_decode, avro_columnar_encode
 from pyhudi.codec.log.avro_columnar import (
     decode_block_content,
+    decode_block_fields,
     encode_block_content,
     encode_table,
     supports,
@@ -591,3 +592,31 @@ def test_fixture_avro_blocks_decode_like_fastavro(fixture_avro_blocks: list[Any]
         assert_same_table(decoded, expected)
         table = pa.Table.from_pylist(records, schema=decoded.schema)
         assert encode_block_content(table, schema_json) == bytes(block.content)
+
+
+def test_selected_fields_decode_like_the_whole_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(avro_columnar_decode, "BATCH_ROWS", 5)
+    table = hudi_table(50)
+    content = encode_block_content(table, HUDI_SCHEMA)
+    whole = decode_block_content(content, HUDI_SCHEMA)
+    keys = decode_block_fields(content, HUDI_SCHEMA, ["_hoodie_record_key"])
+    assert keys.column_names == ["_hoodie_record_key"]
+    assert keys.column(0).to_pylist() == whole.column("_hoodie_record_key").to_pylist()
+    two = decode_block_fields(content, HUDI_SCHEMA, ["fare", "_hoodie_commit_time"])
+    assert two.column_names == ["_hoodie_commit_time", "fare"]  # schema order
+    assert two.column("fare").to_pylist() == whole.column("fare").to_pylist()
+
+
+def test_selected_fields_name_missing_fields_and_damaged_content() -> None:
+    content = encode_block_content(hudi_table(3), HUDI_SCHEMA)
+    with pytest.raises(ValueError, match="nope"):
+        decode_block_fields(content, HUDI_SCHEMA, ["nope"])
+    with pytest.raises(CorruptFileError, match="past the block end"):
+        decode_block_fields(content[:-20], HUDI_SCHEMA, ["_hoodie_record_key"])
+
+
+def test_fixture_block_keys_decode_like_fastavro(fixture_avro_blocks: list[Any]) -> None:
+    for block in fixture_avro_blocks:
+        records = decode_avro_records(block.content, block.schema_json)
+        keys = decode_block_fields(block.content, block.schema_json, ["_hoodie_record_key"])
+        assert keys.column(0).to_pylist() == [r["_hoodie_record_key"] for r in records]
