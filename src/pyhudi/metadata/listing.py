@@ -10,8 +10,9 @@ lists `files` among `hoodie.table.metadata.partitions` (`reads_use_metadata`).
 Reads keep the listing decoded from a metadata table (as Hudi keeps its metadata readers open):
 `read_view` reuses it while the metadata table is unchanged, i.e. while the fingerprint of
 what the listing was merged from is equal: the data table's path and the query instant, the
-`files` partition's file slices (file names and sizes: HFiles are immutable, log files only grow)
-and the log-block instants the merge accepts (`valid_instants`, from both timelines, so a
+`files` partition's file slices (file names and sizes: HFiles are immutable, log files only grow),
+the modification times of its files (a table deleted and created again at the same instant times
+writes other files under the same names) and the log-block instants the merge accepts (`valid_instants`, from both timelines, so a
 completed, rolled-back or new data instant changes it). The validator always decodes afresh.
 `clear_listing_cache()` forgets every listing (the bench's cold planning).
 """
@@ -71,7 +72,8 @@ def clear_listing_cache() -> None:
 
 def _fingerprint(mdt: MetadataTable) -> Hashable:
     instants = valid_instants(mdt.data.active, mdt.table.active, mdt.as_of)
-    return (mdt.data.base_path, mdt.as_of, tuple(mdt.merge_slices(FILES_PARTITION)), instants)
+    slices = tuple(mdt.merge_slices(FILES_PARTITION))
+    return (mdt.data.base_path, mdt.as_of, slices, mdt.file_stamps(FILES_PARTITION), instants)
 
 
 def files_listing(ctx: TableContext, files: Mapping[str, Mapping[str, int]]) -> PartitionListing:

@@ -130,6 +130,15 @@ class MetadataTable:
             self._view = self.table.view()  # one listing of the metadata table per handle
         return merge_slices(self._view, partition, self.as_of)
 
+    def file_stamps(self, partition: str) -> tuple[tuple[str, int, int | None], ...]:
+        """(name, size, modification time) of every file in a metadata partition's folder: what
+        tells a partition rewritten under the same names apart (a table deleted and created
+        again at the same instant times, e.g. a save-mode-overwrite bootstrap)."""
+        if self._view is None:
+            self._view = self.table.view()
+        statuses = self._view.listing.files.get(partition, ())
+        return tuple(sorted((s.name, s.size_bytes, s.mtime_ns) for s in statuses))
+
     def records(self, partition: str) -> dict[str, MetadataRecord]:
         """Every live record of a metadata partition, merged, by key."""
         if partition not in self._records:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 from tests.helpers.metadata import committed_data_files
@@ -29,6 +30,21 @@ def test_unchanged_metadata_table_reuses_the_decoded_listing(hudi_tables, tmp_pa
     assert fresh is not first and fresh == first
     clear_listing_cache()
     assert _listing(root) is not first
+
+
+def test_metadata_files_rewritten_under_the_same_names_are_decoded_again(hudi_tables, tmp_path):
+    """A table deleted and created again at the same instant times (a save-mode-overwrite
+    bootstrap) has metadata files of the same names, maybe the same sizes: their modification
+    times tell them apart."""
+    root = tmp_path / "table"
+    shutil.copytree(hudi_tables[V9], root)
+    clear_listing_cache()
+    first = _listing(root)
+    for file in (root / ".hoodie" / "metadata" / "files").iterdir():
+        stat = file.stat()
+        os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    again = _listing(root)
+    assert again is not first and again == first
 
 
 def test_a_data_instant_that_is_no_longer_complete_is_not_served_from_the_cache(
