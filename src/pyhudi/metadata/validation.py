@@ -32,6 +32,7 @@ from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.service_plans import clean_plan_from_avro
 from pyhudi.fs_view import FileSystemView
+from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.metadata.column_stats_check import column_stats_differences
 from pyhudi.metadata.listing import files_listing, metadata_view
 from pyhudi.metadata.reader import MetadataTable
@@ -39,7 +40,7 @@ from pyhudi.metadata.record_index_check import record_index_differences
 from pyhudi.metadata.report import Difference, ValidationReport
 from pyhudi.metadata.rollback_records import rollback_files_records
 from pyhudi.model.file import BaseFile, FileSlice
-from pyhudi.model.instant import Action, State
+from pyhudi.model.instant import Action
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 
@@ -161,12 +162,9 @@ def _pending_clean_deletes(ctx: TableContext, as_of: str | None) -> set[tuple[st
     after deleting some of them lists them in the metadata table until it completes (Hudi writes
     the clean's metadata deltacommit only when the clean commits)."""
     planned: set[tuple[str, str]] = set()
-    for instant in ctx.active.timeline.with_actions(Action.CLEAN):
-        if instant.state is State.COMPLETED or (as_of is not None and instant.time > as_of):
-            continue
-        content = ctx.active.read_content(replace(instant, state=State.REQUESTED))
-        if content:
-            record = decode_container(content, what=f"clean plan of {instant}")
+    for instant in ctx.active.timeline.with_actions(Action.CLEAN).pending().up_to(as_of):
+        record = read_requested_plan(ctx.active, instant)
+        if record:
             plan = clean_plan_from_avro(record, ctx.uri)
             planned.update((p, n) for p, names in plan.file_names().items() for n in names)
     return planned
