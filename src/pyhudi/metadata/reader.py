@@ -126,17 +126,18 @@ class MetadataTable:
         return self.records(FILES_PARTITION)
 
     def merge_slices(self, partition: str) -> list[MergeSlice]:
+        return merge_slices(self._listed_view(), partition, self.as_of)
+
+    def _listed_view(self) -> FileSystemView:
         if self._view is None:
             self._view = self.table.view()  # one listing of the metadata table per handle
-        return merge_slices(self._view, partition, self.as_of)
+        return self._view
 
     def file_stamps(self, partition: str) -> tuple[tuple[str, int, int | None], ...]:
         """(name, size, modification time) of every file in a metadata partition's folder: what
         tells a partition rewritten under the same names apart (a table deleted and created
         again at the same instant times, e.g. a save-mode-overwrite bootstrap)."""
-        if self._view is None:
-            self._view = self.table.view()
-        statuses = self._view.listing.files.get(partition, ())
+        statuses = self._listed_view().listing.files.get(partition, ())
         return tuple(sorted((s.name, s.size_bytes, s.mtime_ns) for s in statuses))
 
     def records(self, partition: str) -> dict[str, MetadataRecord]:
