@@ -42,3 +42,32 @@ def test_upsert_into_a_table_with_a_metadata_table_warns_with_its_partitions(
     reopened = TableContext.open(path)
     assert not has_metadata_table(reopened) and reopened.config.metadata_partitions == ()
     assert hudi_rs_table(path).num_rows == 9
+
+
+def test_clean_and_archive_with_the_metadata_table_disabled_delete_it(spark, tmp_path, caplog):
+    """Hudi's table service client applies `hoodie.metadata.enable=false` before it runs a
+    service (`maybeDeleteMetadataTable`), so a standalone clean or archive deletes the metadata
+    table as a write does; with the key unset they keep maintaining it."""
+    path = str(tmp_path / "t")
+    options = trips_options()
+    for ts in range(1, 4):
+        pyhudi.write(df_of(spark, trips(0, 6, ts=ts)), path, options)
+    table = pyhudi.HudiTable(path)
+    retain_one = {"hoodie.cleaner.commits.retained": "1"}
+    assert table.clean(retain_one) is not None
+    assert has_metadata_table(TableContext.open(path)), "unset: the clean keeps maintaining it"
+
+    pyhudi.write(df_of(spark, trips(0, 6, ts=4)), path, options)
+    with caplog.at_level(logging.WARNING, logger="pyhudi"):
+        assert table.clean({**retain_one, "hoodie.metadata.enable": "false"}) is not None
+    assert any("files" in r.getMessage() for r in caplog.records if "metadata" in r.getMessage())
+    reopened = TableContext.open(path)
+    assert not has_metadata_table(reopened) and reopened.config.metadata_partitions == ()
+    assert hudi_rs_table(path).num_rows == 6
+
+    pyhudi.write(df_of(spark, trips(0, 6, ts=5)), path, options)  # the default rebuilds it
+    assert has_metadata_table(TableContext.open(path))
+    table.archive({"hoodie.metadata.enable": "false"})
+    reopened = TableContext.open(path)
+    assert not has_metadata_table(reopened) and reopened.config.metadata_partitions == ()
+    assert pyhudi.read(spark, path).count() == 6 == hudi_rs_table(path).num_rows

@@ -33,6 +33,7 @@ from pyhudi.codec.file_names import (
 )
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.exceptions import CommitConflictError
+from pyhudi.metadata.writer import prepare_metadata_table
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.model.results import ArchiveResult
 from pyhudi.services.archival.plan import plan_archival
@@ -52,10 +53,14 @@ def archive(
     """Archive what `plan_archival` chooses; see the module docstring for the order of writes.
 
     Under the table lock when `lock_options` configure one (Hudi's archiver takes the transaction
-    lock too), so a concurrent writer's conflict check never reads a timeline half archived.
+    lock too), so a concurrent writer's conflict check never reads a timeline half archived. Their
+    `hoodie.metadata.*` keys apply first, as Hudi's write client applies them (false deletes the
+    metadata table, a disabled index drops its partition).
     """
     ctx.config.check_writable(ctx.base_path)
     with table_transaction(ctx, lock_options):
+        if lock_options is not None:
+            prepare_metadata_table(ctx, lock_options)
         return _archive(ctx, config)
 
 

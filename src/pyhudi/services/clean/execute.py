@@ -32,7 +32,7 @@ from pyhudi.codec.avro_schemas import decode_container, encode_container
 from pyhudi.codec.service_plans import clean_plan_from_avro, clean_plan_to_avro
 from pyhudi.config.clean import CleanConfig, CleaningPolicy, FailedWritesPolicy
 from pyhudi.exceptions import CommitConflictError
-from pyhudi.metadata.writer import commit_clean_to_metadata_table
+from pyhudi.metadata.writer import commit_clean_to_metadata_table, prepare_metadata_table
 from pyhudi.model.file import join_partition
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.model.plans import CleanPlan
@@ -291,9 +291,14 @@ def run_clean(
 ) -> CleanResult | None:
     """Complete pending cleans, roll back expired writes (LAZY), then clean if due.
 
-    `lock_options` are the writer's concurrency options (the table lock guards the rollbacks and
-    the scheduling). Returns the last clean executed, or None when there was none.
+    `lock_options` are the writer's options: its concurrency keys (the table lock guards the
+    rollbacks and the scheduling) and `hoodie.metadata.*`, applied first as Hudi's table service
+    client does (false deletes the metadata table, a disabled index drops its partition). Returns
+    the last clean executed, or None when there was none.
     """
+    if lock_options is not None:
+        with table_transaction(ctx, lock_options):
+            prepare_metadata_table(ctx, lock_options)
     ctx.active.reload()
     pending = list(ctx.active.timeline.pending().with_actions(Action.CLEAN))
     results = [execute_clean(ctx, instant) for instant in pending]
