@@ -154,7 +154,9 @@ def data_skipping_read(spark: SparkSession, source: DataFrame) -> dict[str, Meas
     _write(layout, table, MDT, "bulk_insert")
     built = _built(table)
     if "column_stats" not in built:
-        skipped = Skipped(f"no column_stats partition written (built: {', '.join(built) or 'none'})")
+        skipped = Skipped(
+            f"no column_stats partition written (built: {', '.join(built) or 'none'})"
+        )
         return {"data_skipping_selective_read": skipped, "data_skipping_vs_kept_files": skipped}
     low = FIRST_TS + (ROWS // 2) * 1000
     high = low + max(1, ROWS // 1000) * 1000  # 0.1% of the ids, so of the rows
