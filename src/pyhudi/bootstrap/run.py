@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -197,6 +197,8 @@ def _jobs(partitions, translate, *, with_file_ids: bool = False) -> list[SourceJ
             translate(p.relative_path),
             p.hive_values,
             str(uuid.uuid4()) if with_file_ids else "",
+            f.size_bytes,
+            (f.mtime_ns or 0) // 1_000_000,
         )
         for p in partitions
         for f in p.files
@@ -222,7 +224,7 @@ def _metadata_only(
         function = skeleton_function(
             spec, source.storage, source.file_format, cfg.keygen, source.partition_columns, jobs
         )
-        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs), per_core=4))
+        rows = run_file_tasks(spark, function, _task_groups(spark, cfg, jobs))
         _write_index(ctx, source, jobs)
         transaction.commit(_metadata(rows, cfg, source.data_schema))
     except BaseException:
@@ -233,26 +235,41 @@ def _metadata_only(
     return sum(int(r["num_writes"]) for r in rows)
 
 
-def _slots(spark: SparkSession | None, cfg: WriteConfig, jobs: int, *, per_core: int) -> int:
-    """`hoodie.bootstrap.parallelism`, else `per_core` tasks per core (never more than files)."""
+def _task_groups(
+    spark: SparkSession | None, cfg: WriteConfig, jobs: list[SourceJob]
+) -> list[list[int]]:
+    """`hoodie.bootstrap.parallelism` tasks, else one per core: a task costs ~0.1 s of JVM and
+    Python worker CPU, so more tasks than cores is measurable overhead (bench/README.md)."""
     cores = default_parallelism(spark) if spark is not None else os.cpu_count() or 1
-    return max(1, min(jobs, bootstrap_keys.PARALLELISM.get(cfg.options) or cores * per_core))
+    return task_groups(jobs, bootstrap_keys.PARALLELISM.get(cfg.options) or cores)
+
+
+def task_groups(jobs: list[SourceJob], tasks: int) -> list[list[int]]:
+    """The job indices of each of at most `tasks` tasks: contiguous runs of the jobs (sorted by
+    folder, so a FULL_RECORD task writes few partitions) holding about the same number of bytes."""
+    slots = max(1, min(len(jobs), tasks))
+    total = sum(max(job.size_bytes, 1) for job in jobs)
+    groups: list[list[int]] = [[] for _ in range(slots)]
+    done = 0
+    for index, job in enumerate(jobs):  # a file goes to the slot its middle byte falls in
+        middle = done + max(job.size_bytes, 1) / 2
+        groups[min(int(middle * slots / total), slots - 1)].append(index)
+        done += max(job.size_bytes, 1)
+    return [g for g in groups if g]
 
 
 def _write_index(ctx: TableContext, source: Source, jobs: list[SourceJob]) -> None:
-    sources = []
-    for job in jobs:
-        status = source.storage.status(job.source_path)
-        sources.append(
-            bootstrap_index.SourceFile(
-                partition_path=job.partition_path,
-                source_partition_path=job.source_folder,
-                file_id=job.file_id,
-                uri=source.storage.uri(job.source_path),
-                size_bytes=status.size_bytes if status else 0,
-                modification_time_ms=(status.mtime_ns or 0) // 1_000_000 if status else 0,
-            )
+    sources = [
+        bootstrap_index.SourceFile(
+            partition_path=job.partition_path,
+            source_partition_path=job.source_folder,
+            file_id=job.file_id,
+            uri=source.storage.uri(job.source_path),
+            size_bytes=job.size_bytes,
+            modification_time_ms=job.modification_time_ms,
         )
+        for job in jobs
+    ]
     partitions, fileids = bootstrap_index.encode_index(sources, source.uri)
     for folder, data in (
         (bootstrap_index.PARTITIONS_FOLDER, partitions),
@@ -288,7 +305,7 @@ def _full_record(
             schema,
             jobs,
         )
-        rows = run_file_tasks(spark, function, len(jobs), _slots(spark, cfg, len(jobs), per_core=1))
+        rows = run_file_tasks(spark, function, _task_groups(spark, cfg, jobs))
         transaction.commit(_metadata(rows, cfg, schema))
     except BaseException:
         transaction.abort()
@@ -296,24 +313,37 @@ def _full_record(
     return sum(int(r["num_writes"]) for r in rows)
 
 
-def run_file_tasks(spark: SparkSession | None, function, count: int, slots: int) -> list[dict]:  # type: ignore[no-untyped-def]
-    """Run `function` (a mapInArrow function over job indices) on `slots` contiguous index ranges."""
+def run_file_tasks(spark: SparkSession | None, function, groups: list[list[int]]) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Run `function` (a mapInArrow function over job indices) once per group of job indices."""
     if spark is not None:
-        indices = spark.range(0, count, 1, numPartitions=slots).select(
-            F.col("id").cast("int").alias("i")
+        slots = spark.range(0, len(groups), 1, numPartitions=len(groups)).select(
+            F.col("id").cast("int").alias("slot")
         )
-        return [r.asDict() for r in indices.mapInArrow(function, STATS_DDL).collect()]
-    bounds = [round(count * k / slots) for k in range(slots + 1)]
+        stats = slots.mapInArrow(_by_slot(function, groups), STATS_DDL).collect()
+        return [r.asDict() for r in stats]
 
     def task(slot: int) -> list[dict]:
-        batch = pa.record_batch(
-            [pa.array(range(bounds[slot], bounds[slot + 1]), pa.int32())], ["i"]
-        )
         with local_task(slot):
-            return [row for out in function(iter([batch])) for row in out.to_pylist()]
+            return [
+                row for out in function(iter([_indices(groups[slot])])) for row in out.to_pylist()
+            ]
 
-    with ThreadPoolExecutor(max_workers=min(slots, os.cpu_count() or 1)) as pool:
-        return [row for rows in pool.map(task, range(slots)) for row in rows]
+    with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1)) as pool:
+        return [row for rows in pool.map(task, range(len(groups))) for row in rows]
+
+
+def _by_slot(function, groups: list[list[int]]):  # type: ignore[no-untyped-def]
+    """`function` fed the job indices of the task's group instead of the group's number."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        slots = [slot for batch in batches for slot in batch.column(0).to_pylist()]
+        yield from function(iter([_indices(groups[slot]) for slot in slots]))
+
+    return run
+
+
+def _indices(indices: list[int]) -> pa.RecordBatch:
+    return pa.record_batch([pa.array(indices, pa.int32())], ["i"])
 
 
 def run_bootstrap_write(

@@ -31,6 +31,8 @@ class SourceJob:
     partition_path: str  # the Hudi partition path (translated source folder)
     hive_values: dict[str, str]
     file_id: str = ""
+    size_bytes: int = 0  # as listed: the bootstrap index records it, tasks are balanced by it
+    modification_time_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import itertools
 import math
 import struct
 from abc import ABC, abstractmethod
@@ -39,7 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pyhudi.codec.bloom_hash import hash_positions
+from pyhudi.codec.bloom_hash import hash_positions, set_key_bits
 from pyhudi.exceptions import CorruptFileError, UnsupportedVersionError
 
 FOOTER_BLOOM_KEY = "org.apache.hudi.bloomfilter"
@@ -133,24 +132,8 @@ class BloomFilter(ABC):
     def add_keys(self, keys: Any) -> None:
         """Add keys in order (order matters for DYNAMIC_V0 rows); hashing is vectorized."""
         for batch in _batches(keys):
-            positions = hash_positions(batch, self.nb_hash, self.vector_size)
-            row_of_key = self._assign_rows(len(positions))
-            if (
-                len(row_of_key)
-                and row_of_key[0] == row_of_key[-1]
-                and np.all(row_of_key == row_of_key[0])
-            ):
-                # One row for the whole batch (the usual case): scatter the contiguous positions.
-                self.rows[int(row_of_key[0])][positions.T.reshape(-1)] = True
-                continue
-            by_round = positions.T  # (nb_hash, n), contiguous: a key's column of positions
-            if np.all(row_of_key[1:] >= row_of_key[:-1]):  # rows fill up in key order
-                cuts = [0, *(np.flatnonzero(np.diff(row_of_key)) + 1), len(row_of_key)]
-                for start, end in itertools.pairwise(cuts):
-                    self.rows[int(row_of_key[start])][by_round[:, start:end]] = True
-                continue
-            for r in np.unique(row_of_key):  # round robin (DYNAMIC_V0 past its bound)
-                self.rows[r][by_round[:, row_of_key == r]] = True
+            row_of_key = self._assign_rows(len(batch))
+            set_key_bits(batch, self.nb_hash, self.vector_size, self.rows, row_of_key)
 
     def might_contain_keys(self, keys: Any) -> np.ndarray:
         """Bool mask: the key may be in the filter (all its bits set in some row)."""

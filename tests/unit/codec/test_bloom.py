@@ -176,6 +176,18 @@ def test_batched_add_equals_key_by_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert batched.serialize() == one_by_one.serialize()
 
 
+def test_one_batch_of_mixed_lengths_past_the_bound_equals_key_by_key() -> None:
+    """Rows filled in order, then the round robin, with keys of three lengths in one batch."""
+    keys = [f"k-{i}" for i in range(0, 400, 3)]
+    one_by_one = new_bloom_filter(num_entries=9, fpp=0.01, max_entries=40)
+    for k in keys:
+        one_by_one.add(k)
+    batched = new_bloom_filter(num_entries=9, fpp=0.01, max_entries=40)
+    batched.add_keys(keys)
+    assert len(batched.rows) == 5
+    assert batched.serialize() == one_by_one.serialize()
+
+
 def test_deserialized_dynamic_filter_never_opens_rows() -> None:
     """`maxNr` is not serialized, so Hudi's reread filter has maxNr = 0 and reuses row 0."""
     bf = new_bloom_filter(num_entries=5, fpp=0.01, max_entries=100)
