@@ -6,18 +6,22 @@ tasks' side results (what is committed) and without them (the driver path: the k
 written file group before and after the instant, the footer of each written base file). The records
 must be identical (keys, values, Avro wrappers) on COW and MOR, for inserts, updates, deletes,
 inserts into small files and global-index partition moves, and the task path must not read what
-it was given (no slice keys, no footers). Log files get `column_stats` records from the appended
+it was given (no slice keys, no footers). Log appends under `hoodie.index.type=RECORD_INDEX`
+return their key changes too (updates only: none at all; deletes; global moves; a pending
+compaction's slice), falling back to the driver's read only where the append cannot know them (a
+key upserted and deleted in one append, a bucket index routing inserts into logs). Log files get `column_stats` records from the appended
 records (the driver path has none); the validator checks them against the log files.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-from tests.helpers.builders import df_of, trips, trips_options
+from tests.helpers.builders import TRIPS_SCHEMA, df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
@@ -28,6 +32,7 @@ from pyhudi.metadata import writer as mdt_writer
 from pyhudi.metadata.column_stats_check import column_stats_differences
 from pyhudi.metadata.column_stats_records import column_stats_record
 from pyhudi.reader.data_skipping import skip_slices
+from pyhudi.services.compaction.execute import run_compaction, schedule_compaction
 from pyhudi.table.context import TableContext
 
 OPTIONS = {
@@ -104,9 +109,11 @@ def _sorted(records: Any) -> list[Any]:
     )
 
 
-def _write(spark, path, data, options, operation):  # type: ignore[no-untyped-def]
+def _write(spark, path, data, options, operation, schema=TRIPS_SCHEMA):  # type: ignore[no-untyped-def]
     pyhudi.write(
-        df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": operation}
+        df_of(spark, data, schema),
+        path,
+        {**options, "hoodie.datasource.write.operation": operation},
     )
 
 
@@ -120,6 +127,16 @@ def _check_same(spy: Spy, *, log_files: bool, appended: bool = False) -> None:
     assert [r for r in cs_task if r not in on_logs] == cs_driver
     assert bool(on_logs) == log_files
     assert set(spy.task_reads) == ({"slice_keys"} if appended else set())
+    spy.task_reads.clear()
+
+
+def _same_without_reads(spy: Spy, *, changes: bool = True, reads: bool = False) -> None:
+    """Task-built == driver-built record-index records for the last commit (none when
+    `changes` is false) and the task path read no slice's keys unless `reads`."""
+    task, driver = spy.record_index[-1]
+    assert task == driver
+    assert bool(task) == changes
+    assert ("slice_keys" in spy.task_reads) == reads
     spy.task_reads.clear()
 
 
@@ -214,3 +231,66 @@ def _wrong_log_entry_is_reported(ctx: TableContext, slices: list[Any]) -> None:
     assert [(d.subject, "id-99999" in d.detail) for d in found] == [
         (f"{log.file_name} column uuid", True)
     ]
+
+
+RI_MOR = {
+    **trips_options(),
+    **OPTIONS,
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.index.type": "RECORD_INDEX",
+    "hoodie.parquet.small.file.limit": "0",
+}
+DELETABLE = TRIPS_SCHEMA + ", _hoodie_is_deleted boolean"
+
+
+def _marked(data: list[dict[str, Any]], deleted: bool = False) -> list[dict[str, Any]]:
+    return [{**r, "_hoodie_is_deleted": deleted} for r in data]
+
+
+def test_record_index_log_appends_return_their_key_changes(spark, tmp_path, spy):
+    path = str(tmp_path / "ri_mor")
+
+    def write(data, operation, options=RI_MOR):  # type: ignore[no-untyped-def]
+        _write(spark, path, data, options, operation, DELETABLE)
+
+    write(_marked(trips(0, 12)), "insert")
+    _same_without_reads(spy)
+    write(_marked(trips(0, 6, ts=2)), "upsert")  # updates only: logs, no record-index change
+    _same_without_reads(spy, changes=False)
+    write(_marked(trips(3, 3, ts=3) + trips(20, 2, ts=3)), "upsert")  # logs + new file groups
+    _same_without_reads(spy)
+    write(_marked(trips(0, 2, ts=4) + trips(90, 1, ts=4)), "delete")  # one key never existed
+    _same_without_reads(spy)
+    write(_marked(trips(6, 1, ts=5)) + _marked(trips(7, 1, ts=5), deleted=True), "upsert")
+    _same_without_reads(spy)  # `_hoodie_is_deleted` in a log append
+    write(_marked(trips(0, 1, ts=6)), "upsert")  # a deleted key comes back: a new file group
+    _same_without_reads(spy)
+    uncombined = {**RI_MOR, "hoodie.combine.before.upsert": "false"}
+    both = _marked(trips(8, 1, ts=7), deleted=True) + _marked(trips(8, 1, ts=8))
+    write(both, "upsert", uncombined)  # one key upserted and deleted in one append
+    _same_without_reads(spy, reads=True)
+    moving = {**RI_MOR, "hoodie.record.index.update.partition.path": "true"}
+    write(_marked(trips(9, 3, ts=9, city="sao_paulo")), "upsert", moving)  # 9, 10 move
+    _same_without_reads(spy)
+    pending = schedule_compaction(TableContext.open(path), RI_MOR, force=True)
+    assert pending is not None
+    write(_marked(trips(2, 2, ts=10)) + _marked(trips(3, 1, ts=10), deleted=True), "upsert")
+    _same_without_reads(spy)  # into the pending compaction's new slice
+    assert any(f"_{pending.time}.log." in name for _, _, names in os.walk(path) for name in names)
+    assert validate(path).differences == ()  # hudi-rs 0.5 does not read a pending slice's logs
+    run_compaction(spark, TableContext.open(path), RI_MOR, schedule=False)
+    assert spy.record_index[-1] == ([], [])  # compaction moves no key
+    _validated(spark, path, 10)  # 12 + 2 new - 2 deleted - 7 - 8 (the delete won) - 3 + 0 back
+
+
+def test_bucket_index_log_inserts_are_read_on_the_driver(spark, tmp_path, spy):
+    path = str(tmp_path / "bucket_mor")
+    options = {
+        **RI_MOR,
+        "hoodie.index.type": "BUCKET",
+        "hoodie.bucket.index.num.buckets": "2",
+    }
+    _write(spark, path, trips(0, 6), options, "insert")
+    _write(spark, path, trips(3, 6, ts=2), options, "upsert")  # new keys into buckets' logs
+    _same_without_reads(spy, reads=True)
+    _validated(spark, path, 9)

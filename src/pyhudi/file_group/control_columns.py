@@ -8,9 +8,15 @@ expressions) and, for writes into existing file groups, with control columns nam
 | `__pyhudi_fid`    | target file id                                                  |
 | `__pyhudi_base`   | file name of the base file to merge into (null: a new file group) |
 | `__pyhudi_delete` | true for a delete (delete operation or `_hoodie_is_deleted`)     |
+| `__pyhudi_located` | optional: true when an exact index found the key in the target file group, false when the key is new to it (null/absent: unknown) |
+
+`LOCATED` is not one of `CONTROL_COLUMNS` (which every write carries): only writes whose index
+knows the merged keys of every file group (`pyhudi.index.locate.locates_exactly`) set it, for the
+log-append tasks to return their key changes without reading the slice (`index_results`).
 """
 
 from __future__ import annotations
 
 FID, BASE, DELETE = "__pyhudi_fid", "__pyhudi_base", "__pyhudi_delete"
 CONTROL_COLUMNS = (FID, BASE, DELETE)
+LOCATED = "__pyhudi_located"

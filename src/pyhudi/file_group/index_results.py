@@ -7,9 +7,14 @@ rows (`pyhudi.file_group.stats`, columns `inserted_keys`, `deleted_keys`, `colum
 asked for by `WriteTaskSpec.collect_keys` / `collect_column_ranges`:
 
 * record keys (`record_index`): the keys the file has that the file group's previous slice did not
-  (every key of a new file group) and the keys of the previous slice the file no longer has; only
-  for base files (a task appending a log file does not know the slice's merged keys: None, and the
-  metadata writer reads that file group on the driver, as for writes that return nothing);
+  (every key of a new file group) and the keys of the previous slice the file no longer has. A
+  base file's task compares the old and new files' keys (`key_changes`). A task appending a log
+  file does not read the slice: its records say whether the index found their key in this file
+  group (`control_columns.LOCATED`, set only by an index that knows every group's merged keys),
+  so the new keys are its upserts not located there and the removed ones its deletes located
+  there (`log_key_changes`). Without that column, or when one key is both upserted and deleted in
+  the append (the merge order would decide), it returns None and the metadata writer reads that
+  file group on the driver, as for writes that return nothing;
 * column ranges (`column_stats`): every top-level column's range of the file, from the footer the
   parquet writer returns or the records appended to a log file (`pyhudi.file_group.column_ranges`).
 """
@@ -56,6 +61,26 @@ def key_changes(
     inserted = unique.filter(pc.invert(pc.is_in(unique, value_set=old)))
     deleted = old.filter(pc.invert(pc.is_in(old, value_set=unique)))
     return {INSERTED_KEYS: inserted.to_pylist(), DELETED_KEYS: deleted.to_pylist()}
+
+
+def log_key_changes(
+    keys: pa.Array | pa.ChunkedArray,
+    deletes: pa.Array | pa.ChunkedArray,
+    located: pa.Array | pa.ChunkedArray | None,
+) -> dict[str, list[str]]:
+    """The stats-row columns of a log append's key changes (`keys` of the appended records,
+    `deletes` true for the delete block's, `located` from the index), or {} when not exact."""
+    if located is None or located.null_count or len(located) != len(keys):
+        return {}
+    upserts = pc.invert(deletes)
+    written, removed = pc.unique(keys.filter(upserts)), pc.unique(keys.filter(deletes))
+    if pc.any(pc.is_in(removed, value_set=written)).as_py():
+        return {}  # upserted and deleted in one append: the slice's merge decides, read it
+    new = pc.and_(upserts, pc.invert(located))
+    return {
+        INSERTED_KEYS: pc.unique(keys.filter(new)).to_pylist(),
+        DELETED_KEYS: pc.unique(keys.filter(pc.and_(deletes, located))).to_pylist(),
+    }
 
 
 def _chunks(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:

@@ -79,7 +79,7 @@ class RecordIndexFileGroups:
 
     def read(self, index: int, keys: Iterable[str]) -> dict[str, RecordLocation]:
         """The live entries of `keys` in file group `index` (keys not there are absent)."""
-        wanted = set(keys)
+        wanted = _Wanted.of(keys)
         piece = self.slices[index]
         found: dict[str, RecordLocation] = {}
         decoded: dict[bytes, RecordLocation | None] = {}
@@ -117,9 +117,22 @@ class RecordIndexFileGroups:
         return posixpath.join(self.metadata_base_path, relative)
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """The keys looked up in one file group: sorted UTF-8 bytes, and as an Arrow value set."""
+
+    probes: list[bytes]
+    value_set: pa.Array
+
+    @classmethod
+    def of(cls, keys: Iterable[str]) -> _Wanted:
+        probes = sorted({key.encode("utf-8", "surrogateescape") for key in keys})
+        return cls(probes, pa.array(probes, pa.binary()))
+
+
 def _read_base(
     data: bytes,
-    wanted: set[str],
+    wanted: _Wanted,
     block_schema: str | None = None,
     decoded: dict[bytes, RecordLocation | None] | None = None,
 ) -> dict[str, RecordLocation]:
@@ -132,13 +145,11 @@ def _read_base(
     schema = reader.file_info.text("schema") or block_schema
     if not schema:
         raise CorruptFileError("metadata HFile has no Avro schema (FileInfo 'schema')")
-    probes = sorted(key.encode("utf-8", "surrogateescape") for key in wanted)
-    value_set = pa.array(probes, pa.binary())
     cache = {} if decoded is None else decoded
     found: dict[str, RecordLocation] = {}
-    for index in reader.blocks_holding(probes):
+    for index in reader.blocks_holding(wanted.probes):
         cells = reader.cell_columns(index)
-        hits = pc.is_in(cells.rows(), value_set=value_set).to_numpy(zero_copy_only=False)
+        hits = pc.is_in(cells.rows(), value_set=wanted.value_set).to_numpy(zero_copy_only=False)
         for position in np.flatnonzero(hits).tolist():
             key = cells.row(position).decode("utf-8", "surrogateescape")
             if key in found:

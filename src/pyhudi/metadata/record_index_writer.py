@@ -13,10 +13,12 @@ As Hudi 0.14's `HoodieBackedTableMetadataWriter` does for table version 6:
 
 Where the keys come from: the write task that wrote a new base file returns the keys it added to
 its file group and the keys it dropped (`pyhudi.file_group.index_results`: it holds the old base
-file's rows and the new file's in memory), when the write asks for them (`collect_keys`). Every
-other file group (a log file appended, a service's or bootstrap's write, a file group an
-insert_overwrite or clustering replaced, a slice the task did not merge over) is read on the
-driver: the record keys of the file group before and after the instant are compared (the
+file's rows and the new file's in memory), when the write asks for them (`collect_keys`). A task
+appending a log file returns them when the write's index located its records exactly (the record
+index: upserts of keys not located in the group are new to it, deletes of located keys leave it;
+an update-only upsert changes nothing). Every other file group (a log file appended under a
+file-based or bucket index, a service's or bootstrap's write, a file group an insert_overwrite
+or clustering replaced, a slice the task did not merge over) is read on the driver: the record keys of the file group before and after the instant are compared (the
 `_hoodie_record_key` column of base files, a projection of one column; a slice with log files is
 merged), which is exact for every action (inserts into small files, global index partition moves).
 """
@@ -103,9 +105,10 @@ def record_index_updates(
     previous = {(s.partition_path, s.file_id): s for s in ctx.view().latest_merged_file_slices()}
     located: dict[str, Location] = {}
     removed: set[str] = set()
+    files = _stat_files(metadata)
     for (partition, file_id), paths in _written_files(metadata).items():
         old = previous.get((partition, file_id))
-        changes = _task_key_changes(old, paths, results or {})
+        changes = _task_key_changes(old, files[(partition, file_id)], results or {})
         if changes is None:
             old_keys = slice_keys(ctx, old, before) if old is not None else set()
             new_keys = slice_keys(ctx, _new_slice(partition, file_id, old, paths), after)
@@ -125,18 +128,23 @@ def record_index_updates(
 
 def _task_key_changes(
     old: FileSlice | None,
-    paths: Sequence[str],
+    files: Sequence[str],
     results: Mapping[tuple[str, str], FileIndexResult],
 ) -> tuple[frozenset[str], frozenset[str]] | None:
     """(inserted, deleted) keys of a file group as its write task returned them, when that is
-    exact: one new base file, written over no slice or over the base-only slice it merged (its
-    previous commit); None sends the file group to the driver's read of its keys."""
-    if len(paths) != 1:
+    exact: one file written into the group, a new base file over no slice or over the base-only
+    slice it merged (its previous commit), or a log file appended to an existing group (its task
+    returns keys only when the index located them exactly, relative to the group's keys when the
+    write tagged them: the same keys at commit, as a write into the same file group in between is
+    a conflict); None sends the file group to the driver's read of its keys."""
+    if len(files) != 1:
         return None
-    partition = posixpath.dirname(paths[0])
-    result = results.get((partition, posixpath.basename(paths[0])))
+    partition, name = posixpath.dirname(files[0]), posixpath.basename(files[0])
+    result = results.get((partition, name))
     if result is None or result.inserted_keys is None or result.deleted_keys is None:
         return None
+    if parse_log_file(partition, name) is not None:
+        return (result.inserted_keys, result.deleted_keys) if old is not None else None
     if old is not None and (
         old.log_files or old.base_file is None or old.base_instant_time != result.prev_commit
     ):
@@ -157,6 +165,16 @@ def _written_files(metadata: CommitMetadata) -> dict[tuple[str, str], list[str]]
             names = {posixpath.basename(stat.path), *(stat.log_files or ())}
             paths.extend(posixpath.join(posixpath.dirname(stat.path), n) for n in sorted(names))
     return written
+
+
+def _stat_files(metadata: CommitMetadata) -> dict[tuple[str, str], list[str]]:
+    """(partition, file id) -> the file (relative path) each of the instant's write stats wrote."""
+    files: dict[tuple[str, str], list[str]] = {}
+    for partition, stats in metadata.partition_to_write_stats.items():
+        for stat in stats:
+            if stat.path and stat.file_id:
+                files.setdefault((partition, stat.file_id), []).append(stat.path)
+    return files
 
 
 def _new_slice(

@@ -104,6 +104,8 @@ def committed_data_files(
     validator, which skips log files without committed blocks)."""
     writes = view.timeline.write_timeline()
     completed = set(writes.completed().up_to(as_of).times())
+    # A log file of the slice a pending compaction opened is named after the compaction instant.
+    compactions = set(view.timeline.with_actions(Action.COMPACTION).pending().up_to(as_of).times())
     rolled_back = _rolled_back_log_files(view, as_of) if storage is not None else set()
     every_completed = {str(t) for t in view.timeline.completed().up_to(as_of).times()}
     found: dict[str, dict[str, int]] = {}
@@ -112,7 +114,12 @@ def committed_data_files(
             instant = _file_instant(partition, status.name)
             if instant is None or (as_of is not None and instant > as_of):
                 continue
-            if not (instant in completed or writes.is_before_start(instant)):
+            is_log = status.name.startswith(".")
+            if not (
+                instant in completed
+                or writes.is_before_start(instant)
+                or (is_log and instant in compactions)
+            ):
                 continue
             if storage is not None and status.name.startswith("."):
                 committed = status.name in rolled_back or _has_block_of(

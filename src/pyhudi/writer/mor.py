@@ -16,11 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
+from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
 from pyhudi.config import write as write_keys
 from pyhudi.file_group.base_file import BaseFileWriter
-from pyhudi.file_group.control_columns import CONTROL_COLUMNS, DELETE, FID
+from pyhudi.file_group.control_columns import CONTROL_COLUMNS, DELETE, FID, LOCATED
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
 from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, stats_table
@@ -58,7 +59,10 @@ def mor_file_group_function(
         file_id = group.column(FID)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
         deletes = pc.fill_null(group.column(DELETE), False)
-        records = group.drop_columns(list(CONTROL_COLUMNS))
+        located = group.column(LOCATED) if LOCATED in group.column_names else None
+        records = group.drop_columns(
+            [c for c in (*CONTROL_COLUMNS, LOCATED) if c in group.schema.names]
+        )
         state = states.get(file_id)
         if state is None:
             return _create(spec, partition, file_id, token, pid, records.filter(pc.invert(deletes)))
@@ -93,6 +97,8 @@ def mor_file_group_function(
             records.filter(deletes),
             num_updates=upserts.num_rows,
         )
+        if spec.collect_keys:
+            row.update(log_key_changes(records.column(RECORD_KEY), deletes, located))
         return stats_table([row])
 
     return run
@@ -118,7 +124,11 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
     )
     function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
     data = records.drop(
-        *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
+        *[
+            c
+            for c in records.columns
+            if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS and c != LOCATED
+        ]
     )
     # Appending a log file costs what its records cost; only small-file merges rewrite a base file.
     data = data.repartition(write_tasks(job, len(job.small_file_ids)), FID)

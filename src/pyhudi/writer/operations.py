@@ -20,7 +20,7 @@ from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
 from pyhudi.index.bucket import existing_buckets, route_by_bucket, with_bucket_ids
 from pyhudi.index.driver_lookup import driver_lookup_files
-from pyhudi.index.locate import tag_locations
+from pyhudi.index.locate import tag_locations, with_located
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import checkpointed, release
@@ -217,7 +217,8 @@ def upsert(job: WriteJob) -> Outcome:
                 reject_updates_under_clustering(job, routed, FID)
                 return Outcome(_write_groups(job, routed))
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions, rows)
-        tagged = checkpointed(_route_global_moves(job, tagged))
+        tagged = _route_global_moves(job, tagged)
+        tagged = checkpointed(with_located(tagged, job.cfg, job.spec.collect_keys))
         try:
             reject_updates_under_clustering(job, tagged, LOC_FID)
             updates = (
@@ -277,6 +278,7 @@ def delete(job: WriteJob) -> Outcome:
     tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
     if job.cfg.is_global_index:
         tagged = tagged.withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
+    tagged = with_located(tagged, job.cfg, job.spec.collect_keys)
     found = (
         tagged.filter(F.col(LOC_FID).isNotNull())
         .withColumn(FID, F.col(LOC_FID))

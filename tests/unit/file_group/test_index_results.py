@@ -19,6 +19,7 @@ from pyhudi.file_group.index_results import (
     encode_column_ranges,
     index_results_of,
     key_changes,
+    log_key_changes,
 )
 from pyhudi.file_group.stats import STATS_SCHEMA, stats_table
 
@@ -34,6 +35,28 @@ def test_key_changes_of_a_merge_against_the_old_base_keys() -> None:
     changes = key_changes(written, old)
     assert sorted(changes[INSERTED_KEYS]) == ["d"]
     assert changes[DELETED_KEYS] == ["b"]
+
+
+def test_log_key_changes_are_unlocated_upserts_and_located_deletes() -> None:
+    keys = pa.array(["a", "b", "c", "d", "e", "e"])
+    deletes = pa.array([False, False, True, True, False, False])
+    located = pa.array([True, False, True, False, False, False])
+    changes = log_key_changes(keys, deletes, located)
+    assert sorted(changes[INSERTED_KEYS]) == ["b", "e"]
+    assert changes[DELETED_KEYS] == ["c"]  # "d" was in no file group: nothing leaves
+
+
+def test_log_key_changes_of_an_update_only_append_are_empty() -> None:
+    changes = log_key_changes(pa.array(["a", "b"]), pa.array([False, False]), pa.array([True] * 2))
+    assert changes == {INSERTED_KEYS: [], DELETED_KEYS: []}
+
+
+def test_log_key_changes_are_not_given_when_not_exact() -> None:
+    keys, deletes = pa.array(["a", "b"]), pa.array([False, False])
+    assert log_key_changes(keys, deletes, None) == {}  # the index cannot tell
+    assert log_key_changes(keys, deletes, pa.array([True, None])) == {}
+    both = log_key_changes(pa.array(["a", "a"]), pa.array([True, False]), pa.array([True, True]))
+    assert both == {}  # upserted and deleted in one append: the merge decides
 
 
 def test_footer_ranges_from_the_writer_equal_the_ones_read_back(tmp_path: Path) -> None:

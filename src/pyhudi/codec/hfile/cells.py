@@ -35,6 +35,7 @@ _MAX_ROW_LENGTHS = 24
 #: Key bytes after the row (family length 0, timestamp Long.MAX_VALUE, type Put).
 _KEY_TAIL = b"\x00\x7f" + b"\xff" * 7 + bytes([TYPE_PUT])
 _KEY_EXTRA = 2 + len(_KEY_TAIL)  # row length field + the tail = keyLength - rowLength
+_TIMESTAMP_WORD = int.from_bytes(_KEY_TAIL[1:9], "big")
 
 
 @dataclass(frozen=True)
@@ -123,9 +124,12 @@ def _tail_positions(buf: np.ndarray) -> np.ndarray:
     last = len(buf) - size
     marks = np.flatnonzero(buf[1 : last + 1] == _KEY_TAIL[1]) + 1 if last >= 1 else np.zeros(0)
     marks = marks[marks >= 10].astype(np.int64)
-    for offset, byte in enumerate(_KEY_TAIL):
-        if offset != 1:
-            marks = marks[buf[marks - 1 + offset] == byte]
+    if len(marks) == 0:
+        return marks
+    # the 8 bytes from 0x7f (the timestamp Long.MAX_VALUE) compared as one word, then the 2 others
+    words = np.ndarray((len(buf) - 7,), ">u8", buffer=buf, strides=(1,))
+    marks = marks[words[marks] == _TIMESTAMP_WORD]
+    marks = marks[(buf[marks - 1] == _KEY_TAIL[0]) & (buf[marks + 8] == _KEY_TAIL[-1])]
     return marks - 1
 
 

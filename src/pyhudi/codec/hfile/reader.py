@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
@@ -105,14 +105,21 @@ class HFileReader:
         return cell_layout(block.payload, mvcc=info.includes_mvcc, tags=info.includes_tags)
 
     def blocks_holding(self, keys: Iterable[bytes]) -> list[int]:
-        """The data blocks (indexes, in order) that may hold a row equal to one of `keys`."""
-        found: set[int] = set()
+        """The data blocks (indexes, in order) that may hold a row equal to one of `keys`.
+
+        Block `i` may hold the rows from its index key to the next block's index key, both
+        included (a row equal to an index key may also end the block before, see `_scan_from`),
+        the first block also the rows before its index key: one search of the sorted keys per
+        block, not two searches of the index per key."""
         rows = self._index_rows
-        for key in keys:
-            # a row equal to an index key may also end the block before (see `_scan_from`)
-            found.add(max(0, bisect_left(rows, key) - 1))
-            found.add(max(0, bisect_right(rows, key) - 1))
-        return sorted(i for i in found if i < len(rows))
+        probes = sorted(keys)
+        found = []
+        for i, row in enumerate(rows):
+            at = 0 if i == 0 else bisect_left(probes, row)
+            upper = rows[i + 1] if i + 1 < len(rows) else None
+            if at < len(probes) and (upper is None or probes[at] <= upper):
+                found.append(i)
+        return found
 
     def blocks_with_prefix(self, prefix: bytes) -> range:
         """The data blocks (indexes) that may hold a row starting with `prefix`."""
