@@ -12,9 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
+from tests.helpers.trees import tree_bytes
 
 import pyhudi
 from pyhudi.codec.file_names import new_bucket_file_id
+from pyhudi.exceptions import InvalidRecordError
 from pyhudi.index.bucket import bucket_ids
 
 BUCKETS = 4
@@ -128,9 +130,51 @@ def test_upserts_name_new_buckets_as_loads_do(spark, tmp_path):
     }
 
 
+def _write_tasks(path: str) -> set[int]:
+    """The task partition ids in the write tokens of the base files (`<fid>_<pid>-<stage>-<attempt>_...`)."""
+    return {
+        int(os.path.basename(f).split("_")[1].split("-")[0]) for f in _data_files(path, ".parquet")
+    }
+
+
 def test_bucket_load_honours_the_configured_shuffle_parallelism(spark, tmp_path):
     path = str(tmp_path / "t")
     options = {**OPTIONS, **MOR, "hoodie.bulkinsert.shuffle.parallelism": "5"}
     _write(spark, path, trips(0, 90), "bulk_insert", options)
     _assert_one_file_group_per_bucket(spark, path)
     assert len(_same_as_hudi_rs(spark, path)) == 90
+    assert len(_write_tasks(path)) <= 5 < len(_data_files(path, ".parquet"))
+
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "insert"])
+def test_bucket_load_packs_the_buckets_into_one_balanced_task_per_core(spark, tmp_path, operation):
+    """The partition check counted the records per partition: the buckets are packed into one
+    write task per core by their expected rows (not hashed into a few coalesced tasks)."""
+    path = str(tmp_path / "t")
+    data = trips(0, 400) + trips(500, 40, city="lisbon")
+    source = df_of(spark, data).repartition(3)
+    options = {**OPTIONS, **MOR, "hoodie.datasource.write.operation": operation}
+    assert pyhudi.write(source, path, options).num_inserts == 440
+    by_bucket = _assert_one_file_group_per_bucket(spark, path)
+    cores = spark.sparkContext.defaultParallelism
+    assert _write_tasks(path) == set(range(min(cores, len(by_bucket))))
+    rows_per_task: Counter[int] = Counter()
+    largest = 0
+    for file in _data_files(path, ".parquet"):
+        n = pq.read_metadata(file).num_rows
+        rows_per_task[int(os.path.basename(file).split("_")[1].split("-")[0])] += n
+        largest = max(largest, n)
+    assert max(rows_per_task.values()) - min(rows_per_task.values()) <= largest
+    assert len(_same_as_hudi_rs(spark, path)) == 440
+
+
+def test_a_bucket_load_with_a_bad_partition_value_writes_nothing(spark, tmp_path):
+    """The load's check-and-count job runs before the table or the instant exists."""
+    path = tmp_path / "new"
+    rows = [*trips(100, 20), dict(trips(200, 1)[0], city="../../escape")]
+    options = {**OPTIONS, **MOR, "hoodie.datasource.write.operation": "bulk_insert"}
+    with pytest.raises(InvalidRecordError) as err:
+        pyhudi.write(df_of(spark, rows), str(path), options)
+    assert "'id-00200'" in str(err.value) and "'city'" in str(err.value)
+    assert "'..' path segment" in str(err.value)
+    assert tree_bytes(tmp_path) == {} and not path.exists()

@@ -79,7 +79,7 @@ def write(
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
     # Checked before the table or the instant is created (with the counts an upsert needs).
-    records, counts = checked_records(records, cfg)
+    records, counts = checked_records(records, cfg, existing)
     with write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options):
         ctx, result = commit_prepared(records, path, cfg, data_schema, existing, counts)
         return run_inline_services(records.sparkSession, ctx, cfg, result)

@@ -141,28 +141,72 @@ def bucket_load_function(
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Rows of new buckets (`bucket_column`: the bucket number), each (partition, bucket) entirely
     in this task (shuffled by both), streamed into one new base file per bucket, named by
-    `new_bucket_file_id`: the rows are buffered per bucket (at most `_BUFFER_BYTES` in all, the
-    largest buffer written as a row group first), never materialised as one group."""
+    `new_bucket_file_id`: the incoming batches are gathered up to `_SPLIT_BYTES`, split by
+    (partition, bucket) in one sort and one take, and buffered per bucket (at most `_BUFFER_BYTES`
+    in all, the largest buffer written as a row group first), never materialised as one group."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
         buffers: dict[tuple[str, int], PartitionBuffer] = {}
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            for partition, rows in split_by(pa.Table.from_batches([batch]), PARTITION_PATH):
-                for bucket, bucket_rows in split_by(rows, bucket_column):
-                    buffer = buffers.get((partition, bucket))
-                    if buffer is None:
-                        file_id = new_bucket_file_id(spec.instant_time, partition or "", bucket)
-                        buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
-                        buffers[(partition, bucket)] = buffer
-                    buffer.add(bucket_rows.drop_columns([bucket_column]))
+
+        def add(rows: pa.Table) -> None:
+            for (partition, bucket), bucket_rows in split_by_bucket(rows, bucket_column):
+                buffer = buffers.get((partition, bucket))
+                if buffer is None:
+                    file_id = new_bucket_file_id(spec.instant_time, partition or "", bucket)
+                    buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
+                    buffers[(partition, bucket)] = buffer
+                buffer.add(bucket_rows.drop_columns([bucket_column]))
             _bound_buffers(buffers.values())
+
+        for gathered in _gathered(batches):
+            add(gathered)
         stats = [row for buffer in buffers.values() for row in buffer.close()]
         yield from stats_table(stats).to_batches()
 
     return run
+
+
+_SPLIT_BYTES = 16 * 1024 * 1024
+
+
+def _gathered(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
+    """The batches as tables of about `_SPLIT_BYTES` (fewer, larger splits)."""
+    pending: list[pa.RecordBatch] = []
+    size = 0
+    for batch in batches:
+        if batch.num_rows:
+            pending.append(batch)
+            size += batch.nbytes
+        if size >= _SPLIT_BYTES:
+            yield pa.Table.from_batches(pending)
+            pending, size = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending)
+
+
+def split_by_bucket(
+    table: pa.Table, bucket_column: str
+) -> Iterator[tuple[tuple[str, int], pa.Table]]:
+    """((partition path, bucket), rows) for each bucket in `table`, rows in their order: one
+    stable sort of the combined (partition, bucket) code and one take."""
+    encoded = pc.dictionary_encode(table.column(PARTITION_PATH)).combine_chunks()
+    partitions = encoded.dictionary.to_pylist()
+    buckets = table.column(bucket_column).to_numpy().astype(np.int64)
+    width = int(buckets.max()) + 1
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width + buckets
+    counts = np.bincount(codes, minlength=len(partitions) * width)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        first = int(present[0])
+        yield (partitions[first // width], first % width), table
+        return
+    ordered = table.take(pa.array(np.argsort(codes, kind="stable")))
+    offset = 0
+    for code in present.tolist():
+        count = int(counts[code])
+        yield (partitions[code // width], code % width), ordered.slice(offset, count)
+        offset += count
 
 
 def _bound_buffers(buffers: Iterable[PartitionBuffer]) -> None:

@@ -36,13 +36,6 @@ def java_string_hash(column: Column) -> Column:
     return F.pmod(signed, F.lit(_TWO_32))
 
 
-def with_bucket_ids(records, num_buckets: int, hash_fields, complex_key: bool, column: str):  # type: ignore[no-untyped-def]
-    """`records` plus each record's bucket number as `column`."""
-    return records.withColumn(
-        column, bucket_id_column(F.col(RECORD_KEY), num_buckets, hash_fields, complex_key)
-    )
-
-
 def _hash_values(
     record_key: Column, hash_fields: tuple[str, ...] | None, complex_key: bool
 ) -> list[Column]:

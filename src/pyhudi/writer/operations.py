@@ -13,12 +13,12 @@ from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import PendingServiceError
-from pyhudi.file_group.bulk_insert import bucket_load_function, bulk_insert_function
+from pyhudi.file_group.bulk_insert import bulk_insert_function
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
-from pyhudi.index.bucket import existing_buckets, route_by_bucket, with_bucket_ids
+from pyhudi.index.bucket import bucket_id_column, existing_buckets, route_by_bucket
 from pyhudi.index.driver_lookup import driver_lookup_files
 from pyhudi.index.locate import tag_locations, with_located
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
@@ -26,6 +26,7 @@ from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner, small_batch
+from pyhudi.writer.bucket_load import LOADS, load_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
 from pyhudi.writer.mor import write_file_groups_mor
@@ -106,9 +107,14 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
     complex_key = job.cfg.keygen.uses_complex_record_key
     known = existing_buckets(job.ctx)
-    if not known and job.cfg.operation in _LOADS:
-        bucketed = with_bucket_ids(records, num_buckets, hash_fields, complex_key, _BUCKET)
-        return Outcome(_load_new_buckets(job, bucketed))
+    if not known and job.cfg.operation in LOADS:
+        return Outcome(
+            load_new_buckets(
+                job,
+                records,
+                lambda key: bucket_id_column(key, num_buckets, hash_fields, complex_key),
+            )
+        )
     routed = route_by_bucket(
         job.spark,
         job.ctx,
@@ -123,28 +129,6 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     )
     reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
-
-
-#: Operations that only add records: into a table without buckets yet, every record opens a new one.
-_LOADS = (WriteOperationType.BULK_INSERT, WriteOperationType.INSERT)
-_BUCKET = "__pyhudi_bucket"
-
-
-def _load_new_buckets(job: WriteJob, bucketed: DataFrame) -> list[dict]:
-    """Every bucket is new (the table has none yet): one shuffle by (partition, bucket) (a bucket
-    is one file group; Hudi's bucket bulk insert partitioner shuffles too), then each task streams
-    its buckets' rows into new base files (`bucket_load_function`, which names each bucket's file
-    group): a plain bulk insert plus that shuffle. No file group exists, so none can be under
-    pending clustering."""
-    columns = [c for c in bucketed.columns if not c.startswith("__pyhudi_")]
-    data = bucketed.select(*columns, _BUCKET)
-    keys = [PARTITION_PATH, _BUCKET]
-    if job.cfg.parallelism > 0:
-        data = data.repartition(job.cfg.parallelism, *keys)
-    else:
-        data = data.repartition(*keys)
-    result = data.mapInArrow(bucket_load_function(job.spec, _BUCKET), STATS_DDL)
-    return [row.asDict() for row in result.collect()]
 
 
 def _uses_buckets(job: WriteJob) -> bool:

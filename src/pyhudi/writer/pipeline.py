@@ -33,6 +33,7 @@ from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import is_multi_writer
+from pyhudi.writer.bucket_load import checked_counts, loads_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
 from pyhudi.writer.operations import OPERATIONS, counts_before_instant
@@ -120,11 +121,15 @@ def _run(
 
 
 def checked_records(
-    records: DataFrame, cfg: WriteConfig
+    records: DataFrame, cfg: WriteConfig, existing: TableContext | None = None
 ) -> tuple[DataFrame, dict[str, int] | None]:
     """Check the partition values of prepared records (before any table or instant exists).
     An upsert that counts its records per partition first gets them checkpointed and counted by
-    the checking job (`check_and_count`): (the checkpointed records, their counts)."""
+    the checking job (`check_and_count`): (the checkpointed records, their counts). A bucket load
+    (`existing`: the table, if any, has no buckets yet) gets its counts from that job too, to give
+    every bucket its own task; nothing is checkpointed (the load reads the records once)."""
+    if loads_new_buckets(cfg, existing):
+        return records, checked_counts(records, cfg.keygen)
     if not counts_before_instant(cfg):
         check_partition_values(records, cfg.keygen)
         return records, None

@@ -40,6 +40,7 @@ def _batches(count: int, rows: int) -> list[pa.RecordBatch]:
 
 def test_each_bucket_is_one_file_however_the_rows_arrive(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(bulk_insert, "_BUFFER_BYTES", 4096)  # force a row group every few batches
+    monkeypatch.setattr(bulk_insert, "_SPLIT_BYTES", 3000)  # split every few batches
     storage, root = Storage.for_uri(str(tmp_path / "t"))
     cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
     schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
@@ -59,3 +60,33 @@ def test_each_bucket_is_one_file_however_the_rows_arrive(tmp_path, monkeypatch) 
         assert file.metadata.num_row_groups > 1
     files = [f for _, _, fs in os.walk(root) for f in fs if f.endswith(".parquet")]
     assert len(files) == 2
+
+
+def test_split_by_bucket_groups_rows_by_partition_and_bucket_in_their_order() -> None:
+    table = pa.table(
+        {
+            PARTITION_PATH: ["a", "b", "a", "a", "b", "c", "a"],
+            "b": [7, 0, 2, 7, 0, 7, 2],
+            "v": [0, 1, 2, 3, 4, 5, 6],
+        }
+    )
+    groups = {k: t.column("v").to_pylist() for k, t in bulk_insert.split_by_bucket(table, "b")}
+    assert groups == {("a", 7): [0, 3], ("b", 0): [1, 4], ("a", 2): [2, 6], ("c", 7): [5]}
+    single = pa.table({PARTITION_PATH: ["x", "x"], "b": [3, 3], "v": [1, 2]})
+    [(key, rows)] = list(bulk_insert.split_by_bucket(single, "b"))
+    assert key == ("x", 3) and rows is single  # one bucket: no copy
+
+
+def test_one_bucket_spread_over_many_small_batches_is_one_row_group_per_split(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(bulk_insert, "_SPLIT_BYTES", 1 << 30)  # every batch in one split
+    storage, root = Storage.for_uri(str(tmp_path / "t"))
+    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
+    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
+    spec = WriteTaskSpec(storage, root, INSTANT, schema, cfg.sizing, cfg.bloom)
+    with local_task(0):
+        out = list(bulk_insert.bucket_load_function(spec, "b")(iter(_batches(12, 100))))
+    for s in pa.Table.from_batches(out).to_pylist():
+        file = pq.ParquetFile(os.path.join(root, s["partition_path"], s["file_name"]))
+        assert file.metadata.num_row_groups == 1 and file.metadata.num_rows == s["num_writes"]
