@@ -1,7 +1,7 @@
 """Phase profile of the write-side measures: wall seconds and the Spark stages of each write (from
 the UI's REST API, attributed by the call site Spark records), pyhudi and its baseline interleaved.
 
-    python -m bench.profile_writes [bulk|upsert|small] ...
+    python -m bench.profile_writes [bulk|upsert|small|bucket|bootstrap|large|driver] ...
 """
 
 from __future__ import annotations
@@ -268,6 +268,33 @@ def driver(spark: SparkSession) -> None:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(
                 r"pyhudi|java_gateway.py.*\(send_command", 60
             )
+
+
+def large(spark: SparkSession) -> None:
+    """The large-file upserts of `bench.upserts` (MOR and COW, `small.file.limit=0`): the stages
+    of each (interleaved, on fresh copies of the bench tables), then the Python worker profile of
+    one MOR upsert's file-group tasks (`spark.sql.pyspark.udf.profiler=perf`)."""
+    batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
+    tables = {"large_mor": MOR, "large_cow": COW}
+    times: dict[str, list[float]] = defaultdict(list)
+    for run in range(RUNS + 1):
+        for name, options in tables.items():
+            target = fresh(path(f"{name}_upsert"))
+            shutil.copytree(path(name), target)
+            took = profiled(
+                spark, f"{name} upsert", lambda t=target, o=options: _write(batch, t, o, "upsert")
+            )
+            if run:  # the first run of a session is cold
+                times[name].append(took)
+    _summary(times)
+    target = fresh(path("large_mor_upsert"))
+    shutil.copytree(path("large_mor"), target)
+    spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
+    try:
+        _write(batch, target, MOR, "upsert")
+        spark.profile.show(type="perf")
+    finally:
+        spark.conf.unset("spark.sql.pyspark.udf.profiler")
 
 
 def _summary(times: dict[str, list[float]]) -> None:
