@@ -178,3 +178,30 @@ def test_a_bucket_load_with_a_bad_partition_value_writes_nothing(spark, tmp_path
     assert "'id-00200'" in str(err.value) and "'city'" in str(err.value)
     assert "'..' path segment" in str(err.value)
     assert tree_bytes(tmp_path) == {} and not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("operation", "table_type", "mode"),
+    [
+        ("bulk_insert", "MERGE_ON_READ", "append"),
+        ("insert", "COPY_ON_WRITE", "append"),
+        ("insert", "MERGE_ON_READ", "overwrite"),  # insert_overwrite_table
+    ],
+)
+def test_the_data_source_refuses_bucket_writes_it_cannot_shuffle(
+    spark, tmp_path, operation, table_type, mode
+):
+    """`df.write.format("hudi")` writes merge-on-read bucket tables with upsert / insert / delete
+    (no shuffle needed); any other write into a bucket table would need the shuffle by bucket that
+    Spark's Python Data Source API cannot run, so it is refused before anything is written (it
+    used to write plain file groups, breaking the table's bucket layout)."""
+    path = str(tmp_path / "t")
+    options = {
+        **OPTIONS,
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.operation": operation,
+    }
+    writer = df_of(spark, trips(0, 20)).write.format("hudi").options(**options).mode(mode)
+    with pytest.raises(Exception, match=r"hoodie.index.type=BUCKET.*pyhudi.write"):
+        writer.save(path)
+    assert not os.path.exists(path) or not os.listdir(path)

@@ -73,7 +73,17 @@ def sql_insert_options(options: dict[str, str]) -> dict[str, str]:
 
 
 def check_data_source_operation(cfg: WriteConfig) -> None:
-    if cfg.operation in _SUPPORTED or uses_bucket_writes(cfg):
+    if uses_bucket_writes(cfg):
+        return
+    if cfg.index_type == "BUCKET":
+        raise UnsupportedOperationError(
+            f"operation {cfg.operation.value.lower()} into a {cfg.table_type.value.lower()} table with "
+            "hoodie.index.type=BUCKET needs a shuffle by bucket, which Spark's Python Data Source API "
+            "cannot run inside a write (its files would not be the buckets' file groups); use "
+            "pyhudi.write(df, path, options) with the same options (the Data Source writes "
+            "merge-on-read bucket tables with upsert, insert and delete)"
+        )
+    if cfg.operation in _SUPPORTED:
         return
     raise UnsupportedOperationError(
         f"operation {cfg.operation.value.lower()} needs an index lookup (a Spark join) or a shuffle, which "
