@@ -3,7 +3,10 @@ processes, a real lock provider.
 
 * A write that loses the conflict check fails with `WriteConflictError` before it writes its
   metadata-table deltacommit: none is left completed at its instant, the winner's data and every
-  commit's `files` records are exact (`validate` clean, hudi-rs reads what pyhudi reads).
+  commit's `files` records are exact (`validate` clean, hudi-rs reads what pyhudi reads). Also on
+  a MERGE_ON_READ table with `hoodie.index.type=RECORD_INDEX`, whose log appends return their
+  record-index key changes from the tasks, relative to the keys the index saw when it tagged them:
+  exact only because a write into the same file group in between is a conflict.
 * A writer SIGKILLed after its metadata deltacommit, before its data commit, while the other writer
   commits (the killed write's instant earlier or later than the committed one): the table reads as
   if it never ran, validates clean, and the next write's clean (LAZY) rolls it back and its
@@ -123,10 +126,24 @@ def _exact(spark, path: Path) -> dict[str, tuple[str, float]]:  # type: ignore[n
     return table_state(spark, path)
 
 
-def test_occ_loser_leaves_no_metadata_commit_and_the_winners_are_exact(spark, tmp_path, processes):  # type: ignore[no-untyped-def]
+#: Updates go to log files (no small-file merges) and are located through the record index.
+RECORD_INDEX_MOR = {
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.parquet.small.file.limit": "0",
+    "hoodie.metadata.record.index.enable": "true",
+    "hoodie.index.type": "RECORD_INDEX",
+}
+
+
+@pytest.mark.parametrize("layout", [{}, RECORD_INDEX_MOR], ids=["cow", "mor_record_index"])
+def test_occ_loser_leaves_no_metadata_commit_and_the_winners_are_exact(
+    spark, tmp_path, processes, layout
+):  # type: ignore[no-untyped-def]
     path = tmp_path / "t"
-    options = _options("occ_mdt", OCC)
+    options = {**_options("occ_mdt", OCC), **layout}
     _write(spark, path, options, SEED)
+    if layout:
+        assert "record_index" in TableContext.open(str(path)).config.metadata_partitions
     assert _exact(spark, path) == expected_rows(SEED)
     theirs_overlap, theirs_disjoint = row_spec(0, 100, tag=20), row_spec(100, 100, tag=21)
     mine_overlap = row_spec(0, 100, tag=30)
@@ -153,6 +170,8 @@ def test_occ_loser_leaves_no_metadata_commit_and_the_winners_are_exact(spark, tm
     assert won.ok, won
     paused.wait()
     assert _deltacommits(path)[won.instant] == "completed"
+    if layout:  # the paused writer's updates went to log files
+        assert list(path.glob("*/.*.log.*")), timeline_summary(path)
     writes_done = [mine_overlap, mine_disjoint, theirs_disjoint]
     assert _exact(spark, path) == apply_writes(
         expected_rows(SEED), [expected_rows(s) for s in writes_done]
