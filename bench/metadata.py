@@ -15,6 +15,9 @@
   with the same filter (the two answers are compared first); `data_skipping_vs_kept_files` is the
   same read against `spark.read.parquet` of exactly the files the skipping keeps: the floor of
   any skipping index, a Spark job over those files (target: within 1.2x of it);
+  `data_skipping_selective_read_unpartitioned` is the same read of a non-partitioned copy written
+  sorted by `ts` alone in 200 range-partitioned tasks, where the range falls in one or two files
+  (the partitioned layout keeps at least one file per partition: ten);
 * `planning_many_partitions`: snapshot planning (`TableContext.open` + `plan_read`, the planner
   `pyhudi.read` calls; no data read) of a 2,000-partition table listed through the metadata table
   vs listed on storage (`hoodie.metadata.enable=false` in the read options). This table is
@@ -59,6 +62,11 @@ MDT = {
     "hoodie.metadata.record.index.enable": "true",
 }
 NO_MDT = {**HUDI_OPTIONS, "hoodie.metadata.enable": "false"}
+UNPARTITIONED = {
+    **MDT,
+    "hoodie.datasource.write.partitionpath.field": "",
+    "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+}
 MDT_MOR = {**MDT, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 SKIPPING = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
 SORTED_FILES = 200
@@ -88,6 +96,7 @@ def run(spark: SparkSession) -> dict[str, Measure | Skipped]:
         "record_index_upsert": record_index_upsert(one_pct),
         "record_index_upsert_mor": record_index_upsert(one_pct, "mdt_mor_base", MDT_MOR),
         **data_skipping_read(spark, source),
+        **data_skipping_read(spark, source, partitioned=False),
         **planning(spark),
     }
 
@@ -143,21 +152,26 @@ def record_index_upsert(
     return MetadataMeasure(ours, theirs, target=0.5, partitions=built)
 
 
-def data_skipping_read(spark: SparkSession, source: DataFrame) -> dict[str, Measure | Skipped]:
+def data_skipping_read(
+    spark: SparkSession, source: DataFrame, partitioned: bool = True
+) -> dict[str, Measure | Skipped]:
     """`data_skipping_selective_read` (see the module docstring) and its floor,
     `data_skipping_vs_kept_files`: the same pyhudi read against `spark.read.parquet` of exactly the
-    base files the skipping kept (what any skipping index costs at best: a Spark job over them)."""
-    table = fresh(path("mdt_sorted"))
-    layout = source.repartitionByRange(SORTED_FILES, "part", "ts").sortWithinPartitions(
-        "part", "ts"
-    )
-    _write(layout, table, MDT, "bulk_insert")
+    base files the skipping kept (what any skipping index costs at best: a Spark job over them);
+    with `partitioned` false, `data_skipping_selective_read_unpartitioned` only."""
+    table = fresh(path("mdt_sorted" if partitioned else "mdt_sorted_flat"))
+    sort = ["part", "ts"] if partitioned else ["ts"]
+    layout = source.repartitionByRange(SORTED_FILES, *sort).sortWithinPartitions(*sort)
+    _write(layout, table, MDT if partitioned else UNPARTITIONED, "bulk_insert")
+    names: tuple[str, ...] = ("data_skipping_selective_read", "data_skipping_vs_kept_files")
+    if not partitioned:
+        names = ("data_skipping_selective_read_unpartitioned",)
     built = _built(table)
     if "column_stats" not in built:
         skipped = Skipped(
             f"no column_stats partition written (built: {', '.join(built) or 'none'})"
         )
-        return {"data_skipping_selective_read": skipped, "data_skipping_vs_kept_files": skipped}
+        return dict.fromkeys(names, skipped)
     low = FIRST_TS + (ROWS // 2) * 1000
     high = low + max(1, ROWS // 1000) * 1000  # 0.1% of the ids, so of the rows
     filters = [("ts", ">=", low), ("ts", "<", high)]
@@ -173,10 +187,7 @@ def data_skipping_read(spark: SparkSession, source: DataFrame) -> dict[str, Meas
     if not ours == query(spark.read.parquet(*files)) == query(spark.read.parquet(*kept)):
         raise AssertionError(f"data skipping read {ours} differs from the plain reads")
     results: dict[str, Measure | Skipped] = {}
-    for name, baseline in (
-        ("data_skipping_selective_read", files),
-        ("data_skipping_vs_kept_files", kept),
-    ):
+    for name, baseline in zip(names, (files, kept)):
         mine, theirs = median_pair(
             lambda run: None,
             lambda run: query(pyhudi.read(spark, table, SKIPPING, filters=filters)),
