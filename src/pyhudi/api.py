@@ -73,16 +73,19 @@ def read(
     options: Mapping[str, str] | None = None,
     *,
     filters: Sequence[tuple[str, str, Any]] = (),
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """Read a Hudi table: snapshot (default), `read_optimized`, `incremental`, or `as.of.instant`.
 
     `filters` are `(column, op, value)` tuples; filters on partition columns prune partitions.
+    `columns`: return only these columns, in this order (a METADATA_ONLY bootstrap table then
+    scans its source files alone when no meta column is among them).
     """
     from pyhudi.reader.dataframe import read as _read
     from pyhudi.spark.datasource import register
 
     register(spark)
-    return _read(spark, path, options, filters=filters)
+    return _read(spark, path, options, filters=filters, columns=columns)
 
 
 def stream_write(

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import os
-from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
+from tests.helpers.bootstrap import (
+    DATA_COLUMNS,
+    SCHEMA,
+    bootstrap_options,
+    existing_table,
+    sample_rows,
+    source_rows,
+)
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
@@ -25,39 +31,6 @@ from pyhudi.codec.hfile import HFileReader
 from pyhudi.exceptions import CorruptFileError, TableExistsError
 from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT
 
-SCHEMA = "key string, amount decimal(10,2), day date, at timestamp, flag boolean, blob binary, qty int, ts long, score double"
-SELECTOR = "org.apache.hudi.client.bootstrap.selector.{}BootstrapModeSelector"
-DATA_COLUMNS = ["key", "amount", "day", "at", "flag", "blob", "qty", "ts", "score", "dt"]
-
-
-def _rows(count: int) -> list[tuple]:
-    return [
-        (
-            f"k{i:04d}",
-            Decimal(i) / 4,
-            dt.date(2022, 10, 8) + dt.timedelta(days=i % 2),
-            dt.datetime(2022, 10, 8, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i),
-            i % 2 == 0,
-            bytes([i % 256]),
-            i,
-            1,
-            i * 1.5,
-        )
-        for i in range(count)
-    ]
-
-
-def _existing_table(spark, root: str, *, hive: bool, file_format: str = "parquet") -> str:
-    """An 'existing' table: partition folders `dt=2022-10-08` (hive) or `2022-10-08` (plain)."""
-    frame = spark.createDataFrame(_rows(200), SCHEMA).withColumn(
-        "dt", F.date_format("day", "yyyy-MM-dd")
-    )
-    for day in ("2022-10-08", "2022-10-09"):
-        folder = os.path.join(root, f"dt={day}" if hive else day)
-        part = frame.filter(F.col("dt") == day).drop("dt" if hive else "__none__").repartition(2)
-        getattr(part.write.mode("overwrite"), file_format)(folder)
-    return root
-
 
 def _digest(root: str) -> dict[str, str]:
     out = {}
@@ -70,45 +43,21 @@ def _digest(root: str) -> dict[str, str]:
     return out
 
 
-def _options(source: str, selector: str = "MetadataOnly", **extra: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": "bt",
-        "hoodie.datasource.write.recordkey.field": "key",
-        "hoodie.datasource.write.partitionpath.field": "dt",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.operation": "bootstrap",
-        "hoodie.bootstrap.base.path": source,
-        "hoodie.bootstrap.mode.selector": SELECTOR.format(selector)
-        if not selector.endswith("Selector")
-        else f"org.apache.hudi.client.bootstrap.selector.{selector}",
-        **extra,
-    }
-
-
-def _source_rows(spark, source: str, hive: bool, file_format: str = "parquet"):
-    reader = spark.read.option("basePath", source) if hive else spark.read
-    data = getattr(reader.option("recursiveFileLookup", "false" if hive else "true"), file_format)(
-        source
-    )
-    if hive:
-        data = data.withColumn("dt", F.col("dt").cast("string"))
-    return sorted(data.select(*DATA_COLUMNS).collect())
-
-
 @pytest.mark.parametrize("file_format", ["parquet", "orc"])
 @pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
 def test_bootstrap_reads_equal_the_source_and_leave_it_untouched(
     spark, tmp_path, selector, file_format
 ):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True, file_format=file_format)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True, file_format=file_format)
     before = _digest(source)
     target = str(tmp_path / "hudi")
-    result = pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source, selector))
+    result = pyhudi.write(
+        spark.createDataFrame([], "x int"), target, bootstrap_options(source, selector)
+    )
     instant = METADATA_BOOTSTRAP_INSTANT if selector == "MetadataOnly" else FULL_BOOTSTRAP_INSTANT
     assert result.instant_time == instant and result.num_writes == 200
     table = pyhudi.read(spark, target)
-    assert sorted(table.select(*DATA_COLUMNS).collect()) == _source_rows(
+    assert sorted(table.select(*DATA_COLUMNS).collect()) == source_rows(
         spark, source, True, file_format
     )
     assert {r["_hoodie_commit_time"] for r in table.select("_hoodie_commit_time").collect()} == {
@@ -142,11 +91,11 @@ def test_bootstrap_reads_equal_the_source_and_leave_it_untouched(
 
 
 def test_regex_selector_and_the_separator_mismatch(spark, tmp_path):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=False)
+    source = existing_table(spark, str(tmp_path / "src"), hive=False)
     mismatch = pyhudi.write(
         spark.createDataFrame([], "x int"),
         str(tmp_path / "a"),
-        _options(
+        bootstrap_options(
             source,
             "BootstrapRegexModeSelector",
             **{
@@ -161,7 +110,7 @@ def test_regex_selector_and_the_separator_mismatch(spark, tmp_path):
     mixed = pyhudi.write(
         spark.createDataFrame([], "x int"),
         str(tmp_path / "b"),
-        _options(
+        bootstrap_options(
             source,
             "BootstrapRegexModeSelector",
             **{
@@ -191,14 +140,14 @@ def test_regex_selector_and_the_separator_mismatch(spark, tmp_path):
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_bootstrapped_tables_take_upserts_compaction_and_clustering(spark, tmp_path, table_type):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     before = _digest(source)
     target = str(tmp_path / "hudi")
-    options = _options(source, **{"hoodie.datasource.write.table.type": table_type})
+    options = bootstrap_options(source, **{"hoodie.datasource.write.table.type": table_type})
     pyhudi.write(spark.createDataFrame([], "x int"), target, options)
     write = {k: v for k, v in options.items() if k != "hoodie.datasource.write.operation"}
     updates = (
-        spark.createDataFrame(_rows(10), SCHEMA)
+        spark.createDataFrame(sample_rows(10), SCHEMA)
         .withColumn("ts", F.lit(2).cast("long"))
         .withColumn("dt", F.date_format("day", "yyyy-MM-dd"))
     )
@@ -222,24 +171,24 @@ def test_bootstrapped_tables_take_upserts_compaction_and_clustering(spark, tmp_p
 
 
 def test_bootstrap_checks_and_save_modes(spark, tmp_path):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     target = str(tmp_path / "hudi")
-    pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    pyhudi.write(spark.createDataFrame([], "x int"), target, bootstrap_options(source))
     with pytest.raises(TableExistsError, match=r"[Rr]oll back"):
-        pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+        pyhudi.write(spark.createDataFrame([], "x int"), target, bootstrap_options(source))
     ignored = pyhudi.write(
-        spark.createDataFrame([], "x int"), target, _options(source), mode="ignore"
+        spark.createDataFrame([], "x int"), target, bootstrap_options(source), mode="ignore"
     )
     assert ignored.instant_time == "" and len(pyhudi.HudiTable(target).commits()) == 1
 
 
 def test_a_source_changed_after_bootstrap_is_a_clear_error(spark, tmp_path):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     target = str(tmp_path / "hudi")
-    pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+    pyhudi.write(spark.createDataFrame([], "x int"), target, bootstrap_options(source))
     folder = os.path.join(source, "dt=2022-10-08")
     victim = sorted(f for f in os.listdir(folder) if f.endswith(".parquet"))[0]
-    spark.createDataFrame(_rows(3), SCHEMA).coalesce(1).write.mode("overwrite").parquet(
+    spark.createDataFrame(sample_rows(3), SCHEMA).coalesce(1).write.mode("overwrite").parquet(
         str(tmp_path / "tmp")
     )
     (written,) = [f for f in os.listdir(tmp_path / "tmp") if f.endswith(".parquet")]
@@ -251,14 +200,14 @@ def test_a_source_changed_after_bootstrap_is_a_clear_error(spark, tmp_path):
 
 def test_a_failed_bootstrap_is_rolled_back(spark, tmp_path):
     source = str(tmp_path / "src")
-    rows = _rows(20)
+    rows = sample_rows(20)
     rows[3] = (None, *rows[3][1:])
     spark.createDataFrame(rows, SCHEMA).withColumn("dt", F.lit("x")).write.partitionBy(
         "dt"
     ).parquet(source)
     target = str(tmp_path / "hudi")
     with pytest.raises(Exception, match="key"):
-        pyhudi.write(spark.createDataFrame([], "x int"), target, _options(source))
+        pyhudi.write(spark.createDataFrame([], "x int"), target, bootstrap_options(source))
     # the failed bootstrap created the table and committed nothing: its skeleton files, index
     # and timeline are gone, and so is the table folder it created
     assert not os.path.exists(target)
@@ -267,9 +216,9 @@ def test_a_failed_bootstrap_is_rolled_back(spark, tmp_path):
 
 @pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
 def test_bootstrap_through_the_data_source(spark, tmp_path, selector):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=False)
+    source = existing_table(spark, str(tmp_path / "src"), hive=False)
     target = str(tmp_path / "hudi")
-    options = _options(
+    options = bootstrap_options(
         source, selector, **{"hoodie.datasource.write.hive_style_partitioning": "false"}
     )
     spark.createDataFrame([], "x int").write.format("hudi").options(**options).mode("append").save(
@@ -278,7 +227,7 @@ def test_bootstrap_through_the_data_source(spark, tmp_path, selector):
     instant = METADATA_BOOTSTRAP_INSTANT if selector == "MetadataOnly" else FULL_BOOTSTRAP_INSTANT
     assert [c.time for c in pyhudi.HudiTable(target).commits()] == [instant]
     data = spark.read.format("hudi").load(target)
-    assert sorted(data.select(*DATA_COLUMNS).collect()) == _source_rows(spark, source, False)
+    assert sorted(data.select(*DATA_COLUMNS).collect()) == source_rows(spark, source, False)
     partitions = {
         r["_hoodie_partition_path"] for r in data.select("_hoodie_partition_path").collect()
     }
@@ -296,13 +245,13 @@ def test_bootstrap_through_the_data_source(spark, tmp_path, selector):
 
 
 def test_deletes_after_bootstrap_and_clean_keeps_the_source(spark, tmp_path):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     before = _digest(source)
     target = str(tmp_path / "hudi")
-    options = _options(source, **{"hoodie.cleaner.commits.retained": "1"})
+    options = bootstrap_options(source, **{"hoodie.cleaner.commits.retained": "1"})
     pyhudi.write(spark.createDataFrame([], "x int"), target, options)
     write = {k: v for k, v in options.items() if k != "hoodie.datasource.write.operation"}
-    doomed = spark.createDataFrame(_rows(200), SCHEMA).filter(F.col("qty") % 10 == 0)
+    doomed = spark.createDataFrame(sample_rows(200), SCHEMA).filter(F.col("qty") % 10 == 0)
     doomed = doomed.withColumn("dt", F.date_format("day", "yyyy-MM-dd"))
     pyhudi.write(doomed, target, {**write, "hoodie.datasource.write.operation": "delete"})
     pyhudi.write(doomed.limit(0), target, {**write, "hoodie.datasource.write.operation": "upsert"})
@@ -314,14 +263,14 @@ def test_deletes_after_bootstrap_and_clean_keeps_the_source(spark, tmp_path):
 
 def test_decoded_partition_path_translator(spark, tmp_path):
     source = str(tmp_path / "src")
-    frame = spark.createDataFrame(_rows(20), SCHEMA).withColumn("city", F.lit("new:york"))
+    frame = spark.createDataFrame(sample_rows(20), SCHEMA).withColumn("city", F.lit("new:york"))
     frame.write.partitionBy("city").parquet(source)
     assert "city=new%3Ayork" in os.listdir(source)  # Spark escapes the folder name
     target = str(tmp_path / "hudi")
     translator = (
         "org.apache.hudi.client.bootstrap.translator.DecodedBootstrapPartitionPathTranslator"
     )
-    options = _options(
+    options = bootstrap_options(
         source,
         **{
             "hoodie.datasource.write.partitionpath.field": "city",
@@ -341,7 +290,7 @@ def test_decoded_partition_path_translator(spark, tmp_path):
 
 
 def test_cli_bootstrap_prints_what_it_did(spark, tmp_path, capsys):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     target = str(tmp_path / "hudi")
     argv = ["bootstrap", "--source", source, "--target", target, "--record-key", "key"]
     argv += ["--partition-field", "dt", "--mode", "REGEX", "--regex", "dt=2022-10-0[9]"]
@@ -356,12 +305,16 @@ def test_cli_bootstrap_prints_what_it_did(spark, tmp_path, capsys):
 
 
 def test_hudi_table_bootstrap_without_spark(spark, tmp_path):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True, file_format="orc")
-    options = {k: v for k, v in _options(source, "FullRecord").items() if "bootstrap.base" not in k}
+    source = existing_table(spark, str(tmp_path / "src"), hive=True, file_format="orc")
+    options = {
+        k: v
+        for k, v in bootstrap_options(source, "FullRecord").items()
+        if "bootstrap.base" not in k
+    }
     table, result = pyhudi.HudiTable.bootstrap(source, str(tmp_path / "hudi"), options)
     assert table is not None and [c.time for c in table.commits()] == [FULL_BOOTSTRAP_INSTANT]
     assert result.full_record_rows == 200 and result.skeleton_files == 0
-    assert sorted(pyhudi.read(spark, table.path).select(*DATA_COLUMNS).collect()) == _source_rows(
+    assert sorted(pyhudi.read(spark, table.path).select(*DATA_COLUMNS).collect()) == source_rows(
         spark, source, True, "orc"
     )
     again, ignored = pyhudi.HudiTable.bootstrap(source, table.path, options, mode="ignore")
@@ -380,9 +333,9 @@ def test_native_bootstrap_scan_equals_the_stored_skeletons(
     from pyhudi.reader.planner import plan_read
     from pyhudi.table.context import TableContext
 
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True, file_format=file_format)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True, file_format=file_format)
     target = str(tmp_path / "hudi")
-    options = _options(source, **{"hoodie.datasource.write.recordkey.field": record_key})
+    options = bootstrap_options(source, **{"hoodie.datasource.write.recordkey.field": record_key})
     pyhudi.write(spark.createDataFrame([], "x int"), target, options)
     ctx = TableContext.open(target)
     plan = plan_read(ctx)

@@ -18,6 +18,7 @@ import pyhudi
 from pyhudi.codec.file_names import new_bucket_file_id
 from pyhudi.exceptions import InvalidRecordError
 from pyhudi.index.bucket import bucket_ids
+from pyhudi.writer import bucket_load
 
 BUCKETS = 4
 OPTIONS = {
@@ -144,6 +145,25 @@ def test_bucket_load_honours_the_configured_shuffle_parallelism(spark, tmp_path)
     _assert_one_file_group_per_bucket(spark, path)
     assert len(_same_as_hudi_rs(spark, path)) == 90
     assert len(_write_tasks(path)) <= 5 < len(_data_files(path, ".parquet"))
+
+
+def test_the_hash_fallback_loads_the_same_buckets_as_the_packed_shuffle(
+    spark, tmp_path, monkeypatch
+):
+    """Spark 4.0 (no `repartitionById`) or more than `MAX_NAMED_BUCKETS` buckets: the load hashes
+    (partition, bucket) into the shuffle partitions; the table has the same bucket file groups
+    and rows as the packed load's (the bound is lowered here to take that path on this Spark)."""
+    data = trips(0, 90) + trips(100, 12, city="lisbon")
+    options = {**OPTIONS, **MOR, "hoodie.bulkinsert.shuffle.parallelism": "64"}
+    packed, hashed = str(tmp_path / "packed"), str(tmp_path / "hashed")
+    _write(spark, packed, data, "bulk_insert", options)
+    monkeypatch.setattr(bucket_load, "MAX_NAMED_BUCKETS", 0)
+    _write(spark, hashed, data, "bulk_insert", options)
+    packed_buckets = _assert_one_file_group_per_bucket(spark, packed)
+    assert set(_assert_one_file_group_per_bucket(spark, hashed)) == set(packed_buckets)
+    assert _same_as_hudi_rs(spark, hashed) == _same_as_hudi_rs(spark, packed)
+    assert _write_tasks(packed) == set(range(len(packed_buckets)))  # one task per bucket
+    assert _write_tasks(hashed) != _write_tasks(packed)  # hash partitions of 64
 
 
 @pytest.mark.parametrize("operation", ["bulk_insert", "insert"])

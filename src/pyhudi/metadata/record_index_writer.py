@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -105,13 +106,12 @@ def record_index_updates(
     previous = {(s.partition_path, s.file_id): s for s in ctx.view().latest_merged_file_slices()}
     located: dict[str, Location] = {}
     removed: set[str] = set()
-    files = _stat_files(metadata)
-    for (partition, file_id), paths in _written_files(metadata).items():
+    for (partition, file_id), written in _written_files(metadata).items():
         old = previous.get((partition, file_id))
-        changes = _task_key_changes(old, files[(partition, file_id)], results or {})
+        changes = _task_key_changes(old, written.stat_paths, results or {})
         if changes is None:
             old_keys = slice_keys(ctx, old, before) if old is not None else set()
-            new_keys = slice_keys(ctx, _new_slice(partition, file_id, old, paths), after)
+            new_keys = slice_keys(ctx, _new_slice(partition, file_id, old, written.paths), after)
             inserted, deleted = new_keys - old_keys, old_keys - new_keys
         else:
             inserted, deleted = set(changes[0]), set(changes[1])
@@ -154,27 +154,27 @@ def _task_key_changes(
     return result.inserted_keys, result.deleted_keys
 
 
-def _written_files(metadata: CommitMetadata) -> dict[tuple[str, str], list[str]]:
-    """(partition, file id) -> the files (relative paths) the instant wrote into it."""
-    written: dict[tuple[str, str], list[str]] = {}
+@dataclass(frozen=True)
+class _WrittenFiles:
+    """What an instant wrote into one file group (relative paths)."""
+
+    stat_paths: list[str] = field(default_factory=list)  # the file of each write stat
+    paths: list[str] = field(default_factory=list)  # every file, log files of a stat included
+
+
+def _written_files(metadata: CommitMetadata) -> dict[tuple[str, str], _WrittenFiles]:
+    """(partition, file id) -> the files the instant wrote into it, in one pass over the stats."""
+    written: dict[tuple[str, str], _WrittenFiles] = {}
     for partition, stats in metadata.partition_to_write_stats.items():
         for stat in stats:
             if not stat.path or not stat.file_id:
                 continue
-            paths = written.setdefault((partition, stat.file_id), [])
+            files = written.setdefault((partition, stat.file_id), _WrittenFiles())
+            files.stat_paths.append(stat.path)
             names = {posixpath.basename(stat.path), *(stat.log_files or ())}
-            paths.extend(posixpath.join(posixpath.dirname(stat.path), n) for n in sorted(names))
+            folder = posixpath.dirname(stat.path)
+            files.paths.extend(posixpath.join(folder, n) for n in sorted(names))
     return written
-
-
-def _stat_files(metadata: CommitMetadata) -> dict[tuple[str, str], list[str]]:
-    """(partition, file id) -> the file (relative path) each of the instant's write stats wrote."""
-    files: dict[tuple[str, str], list[str]] = {}
-    for partition, stats in metadata.partition_to_write_stats.items():
-        for stat in stats:
-            if stat.path and stat.file_id:
-                files.setdefault((partition, stat.file_id), []).append(stat.path)
-    return files
 
 
 def _new_slice(

@@ -121,7 +121,7 @@ def committed_data_files(
                 or (is_log and instant in compactions)
             ):
                 continue
-            if storage is not None and status.name.startswith("."):
+            if storage is not None and is_log:
                 committed = status.name in rolled_back or _has_block_of(
                     storage, status.path, every_completed, writes.is_before_start
                 )

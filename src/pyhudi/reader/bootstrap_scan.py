@@ -66,9 +66,17 @@ class _Stitched:
 
 
 def native_stitched_frame(
-    spark: SparkSession, ctx: TableContext, slices: Sequence[FileSlice], schema: T.StructType
+    spark: SparkSession,
+    ctx: TableContext,
+    slices: Sequence[FileSlice],
+    schema: T.StructType,
+    *,
+    used: frozenset[str] | None = None,
 ) -> DataFrame | None:
-    """The slices as one native DataFrame in `schema`, or None when they must be stitched in Arrow."""
+    """The slices as one native DataFrame in `schema`, or None when they must be stitched in Arrow.
+    `used`: the only columns the query reads (None: any); when none of them is derived from the
+    file (meta columns, partition columns only in folder names), the frame is the plain source
+    scan (`_metadata` unreferenced) and the unused derived columns are nulls."""
     if not slices or any(
         s.log_files or not s.base_file or not s.base_file.bootstrap_source_path for s in slices
     ):
@@ -94,6 +102,9 @@ def native_stitched_frame(
     data_fields = [f for f in schema if f.name not in META_FIELDS]
     read_schema = T.StructType([f for f in data_fields if f.name in in_files])
     extra = [f.name for f in data_fields if f.name not in in_files]
+    source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
+    if used is not None and not used & {*META_FIELDS, *extra}:
+        return _plain_select(source, read_schema, schema)
     names = (PARTITION_PATH, FILE_NAME, COMMIT_TIME, _PREFIX, *extra)
     # Per-file constants as one literal map keyed by the file path: no join, no Python job, and
     # Spark prunes it (and the path column) from queries that use no meta column.
@@ -120,12 +131,25 @@ def native_stitched_frame(
         f"coalesce(from_json('{literal}', 'map<string,struct<{entry}>>')[_metadata.file_path], "
         "raise_error(concat('bootstrap source file not in the read plan: ', _metadata.file_path)))"
     )
-    source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
     return _stitched_select(source, read_schema, schema, keygen, {n: info[n] for n in names})
 
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def _plain_select(source: DataFrame, stored: T.StructType, schema: T.StructType) -> DataFrame:
+    """The table's columns over the source scan: data as stored, nulls for the derived ones."""
+    return source.select(*(_stored_column(field, stored) for field in schema))
+
+
+def _stored_column(field: T.StructField, stored: T.StructType) -> Column:
+    """`field` as the scan stores it, cast when stored as another type, null when not stored."""
+    name = _quoted(field.name)
+    if field.name in stored.names and stored[field.name].dataType == field.dataType:
+        return F.expr(name)
+    value = F.expr(name) if field.name in stored.names else F.lit(None)
+    return value.cast(field.dataType).alias(field.name)
 
 
 def _stitched_select(
@@ -155,17 +179,13 @@ def _stitched_select(
     }
     out = []
     for field in schema:
-        name = _quoted(field.name)
         if field.name in derived:
             column = derived[field.name]
             if field.name in constants and field.dataType != T.StringType():
                 column = column.cast(field.dataType)
             out.append(column.alias(field.name))
-        elif field.name in stored.names and stored[field.name].dataType == field.dataType:
-            out.append(F.expr(name))
-        else:  # stored as another type, or not stored at all
-            value = F.expr(name) if field.name in stored.names else F.lit(None)
-            out.append(value.cast(field.dataType).alias(field.name))
+        else:
+            out.append(_stored_column(field, stored))
     return staged.select(*out)
 
 

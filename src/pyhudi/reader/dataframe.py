@@ -15,6 +15,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
+from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
@@ -38,16 +39,29 @@ def read(
     options: Mapping[str, str] | None = None,
     *,
     filters: Sequence[PartitionFilter] = (),
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
-    """Read the table at `path` (snapshot by default) with Hudi's read option keys."""
+    """Read the table at `path` (snapshot by default) with Hudi's read option keys; `columns`:
+    only these columns, in this order (all when None)."""
     checked = validate_filters(filters)
     ctx = TableContext.open(path)
     plan = plan_read(ctx, options, checked)
-    return dataframe_for_plan(spark, ctx, plan)
+    return dataframe_for_plan(spark, ctx, plan, columns=columns)
 
 
-def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -> DataFrame:
+def dataframe_for_plan(
+    spark: SparkSession,
+    ctx: TableContext,
+    plan: ReadPlan,
+    *,
+    columns: Sequence[str] | None = None,
+) -> DataFrame:
+    """The plan's rows as a DataFrame; with `columns`, projected to them, and a METADATA_ONLY
+    bootstrap scan references Spark's `_metadata` only when they (or the filters) use a column it
+    derives (Spark 4 keeps a referenced `_metadata` in the scan even when a later projection drops
+    it: the row index and every file column would be read for nothing)."""
     schema = spark_schema(plan)
+    used = _used_columns(plan, columns, spark_schema(plan, output=True))
     parts = []
     paths = [ctx.path(s.base_file.relative_path) for s in plan.base_only]  # type: ignore[union-attr]
     if plan.with_logs:  # base files without deletes join the base-only files' scan
@@ -58,7 +72,7 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
         )
     if plan.stitched:
         plain = [s for s in plan.stitched if not s.log_files]
-        native = native_stitched_frame(spark, ctx, plain, schema)
+        native = native_stitched_frame(spark, ctx, plain, schema, used=used)
         rest = [s for s in plan.stitched if s.log_files] if native is not None else plan.stitched
         if native is not None:
             parts.append(native)
@@ -75,7 +89,28 @@ def dataframe_for_plan(spark: SparkSession, ctx: TableContext, plan: ReadPlan) -
         df = df.filter(condition)
     if plan.drop_meta_fields:
         df = df.drop(*META_FIELDS)
+    if columns is not None:
+        df = df.select(*(F.col(f"`{name}`") for name in columns))
     return df
+
+
+def _used_columns(
+    plan: ReadPlan, columns: Sequence[str] | None, output: T.StructType
+) -> frozenset[str] | None:
+    """The columns the read's rows need before the projection (None: all of them)."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        raise ConfigError(f"columns is a list of column names, not the string {columns!r}")
+    unknown = [name for name in columns if name not in output.names]
+    if unknown:
+        raise ConfigError(
+            f"columns {unknown} are not in the table (columns: {', '.join(output.names)})"
+        )
+    used = {*columns, *(column for column, _, _ in plan.filters)}
+    if plan.commit_times is not None:
+        used.add(COMMIT_TIME)
+    return frozenset(used)
 
 
 _COMPARISONS = {

@@ -3,44 +3,39 @@ opens its bucket's new file group, so the write is one shuffle by (partition pat
 tasks that stream each bucket into its new base file (`file_group.bulk_insert.bucket_load_function`).
 
 The job that checks partition values before the instant also counts the records per partition
-path (`checked_counts`, when `loads_new_buckets`): with those counts the buckets are packed into
-one write task per core (or `hoodie.bulkinsert.shuffle.parallelism` tasks) by their expected rows
-(`bucket_tasks`) and shuffled there by id (`repartitionById`, Spark 4.1+): a balanced write stage,
-where hashing 20 buckets let adaptive execution coalesce them into 3 tasks on 2 cores (one core
-idle for the last third). Without counts (or on Spark 4.0) the shuffle hashes (partition, bucket).
+path (`writer.partition_check.check_and_count`, when `loads_new_buckets`): with those counts the
+buckets are packed into one write task per core (or `hoodie.bulkinsert.shuffle.parallelism`
+tasks) by their expected rows (`bucket_tasks`) and shuffled there by id (`repartitionById`, Spark
+4.1+): a balanced write stage, where hashing 20 buckets let adaptive execution coalesce them into
+3 tasks on 2 cores (one core idle for the last third). Without counts, on Spark 4.0 or beyond
+`MAX_NAMED_BUCKETS` the shuffle hashes (partition, bucket) (`packed_tasks` picks).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from functools import reduce
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.config import index as index_keys
-from pyhudi.exceptions import InvalidRecordError
 from pyhudi.file_group.bulk_insert import bucket_load_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.index.bucket import existing_buckets
-from pyhudi.keygen.spark import partition_segments
-from pyhudi.keygen.spec import KeyGenSpec
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import WriteJob
-from pyhudi.writer.partition_check import check_partition_values, invalid_segment
 
 #: Operations that only add records: into a table without buckets yet, every record opens a new one.
 LOADS = (WriteOperationType.BULK_INSERT, WriteOperationType.INSERT)
 BUCKET_COLUMN = "__pyhudi_bucket"
 #: Buckets the task-id expression names one by one (a literal map); beyond, a hash partitioning.
-_MAX_NAMED_BUCKETS = 100_000
+#: Internal: tests lower it to run the hash fallback on a Spark with `repartitionById`.
+MAX_NAMED_BUCKETS = 100_000
 
 
 def loads_new_buckets(cfg: WriteConfig, existing: TableContext | None) -> bool:
@@ -48,31 +43,6 @@ def loads_new_buckets(cfg: WriteConfig, existing: TableContext | None) -> bool:
     if cfg.index_type != "BUCKET" or cfg.operation not in LOADS:
         return False
     return existing is None or not existing_buckets(existing)
-
-
-def checked_counts(records: DataFrame, spec: KeyGenSpec) -> dict[str, int]:
-    """Records per partition path, counted by the job that checks the partition values (one hash
-    aggregate of fixed-width values: whether any value of the partition is bad). A bad value is
-    then named by `check_partition_values` (its record key, field and value), before anything
-    exists: nothing is written."""
-    aggregates = [F.count(F.lit(1)).alias("n")]
-    parts = partition_segments(records, spec) if spec.partition_fields else []
-    if parts:
-        bad = reduce(lambda a, b: a | b, [invalid_segment(column) for _, column in parts])
-        aggregates.append(F.max(bad.cast("int")).alias("bad"))
-    try:
-        rows = records.groupBy(PARTITION_PATH).agg(*aggregates).collect()
-    except (PySparkException, Py4JJavaError):
-        check_partition_values(
-            records, spec
-        )  # a key generator's error, named as the check names it
-        raise
-    if parts and any(row["bad"] for row in rows):
-        check_partition_values(records, spec)
-        raise InvalidRecordError(
-            f"a partition value of {spec.partition_field_names} is not a folder name; nothing was written"
-        )
-    return {row[PARTITION_PATH]: row["n"] for row in rows}
 
 
 def load_new_buckets(
@@ -90,29 +60,36 @@ def load_new_buckets(
 
 
 def _shuffled(job: WriteJob, data: DataFrame) -> DataFrame:
-    """`data` shuffled so that each (partition path, bucket) is in one task: with the counts, the
-    buckets are packed into the tasks by their expected rows (`bucket_tasks`); else hashed."""
+    """`data` shuffled so that each (partition path, bucket) is in one task: packed into the tasks
+    by their expected rows when `packed_tasks` can (`bucket_tasks`); else hashed."""
     num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
-    counts = job.incoming_counts
     tasks = job.cfg.parallelism if job.cfg.parallelism > 0 else default_parallelism(job.spark)
-    if (
-        counts is None
-        or not hasattr(data, "repartitionById")  # Spark 4.1+
-        or len(counts) * num_buckets > _MAX_NAMED_BUCKETS
-    ):
+    by_id = hasattr(data, "repartitionById")  # Spark 4.1+
+    table = packed_tasks(job.incoming_counts, num_buckets, tasks, by_id=by_id)
+    if table is None:
         keys = [PARTITION_PATH, BUCKET_COLUMN]
         if job.cfg.parallelism > 0:
             return data.repartition(job.cfg.parallelism, *keys)
         return data.repartition(*keys)
-    tasks = max(1, min(tasks, len(counts) * num_buckets))
-    table = bucket_tasks(counts, num_buckets, tasks)
     by_partition = F.create_map(
         *[c for p, ids in table.items() for c in (F.lit(p), F.array(*map(F.lit, ids)))]
     )
     task = F.element_at(
         F.element_at(by_partition, F.col(PARTITION_PATH)), (F.col(BUCKET_COLUMN) + 1).cast("int")
     )
-    return data.repartitionById(tasks, task.cast("int"))
+    used = 1 + max((t for ids in table.values() for t in ids), default=0)
+    return data.repartitionById(used, task.cast("int"))
+
+
+def packed_tasks(
+    counts: dict[str, int] | None, num_buckets: int, tasks: int, *, by_id: bool
+) -> dict[str, list[int]] | None:
+    """partition path -> the write task of each bucket (`bucket_tasks` over at most `tasks`
+    tasks), or None when the load hashes (partition, bucket) instead: no counts, no
+    `repartitionById` (`by_id` false: Spark 4.0), or more than `MAX_NAMED_BUCKETS` buckets."""
+    if counts is None or not by_id or len(counts) * num_buckets > MAX_NAMED_BUCKETS:
+        return None
+    return bucket_tasks(counts, num_buckets, max(1, min(tasks, len(counts) * num_buckets)))
 
 
 def bucket_tasks(counts: dict[str, int], num_buckets: int, tasks: int) -> dict[str, list[int]]:

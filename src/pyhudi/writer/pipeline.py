@@ -33,7 +33,7 @@ from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import is_multi_writer
-from pyhudi.writer.bucket_load import checked_counts, loads_new_buckets
+from pyhudi.writer.bucket_load import loads_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
 from pyhudi.writer.operations import OPERATIONS, counts_before_instant
@@ -129,7 +129,7 @@ def checked_records(
     (`existing`: the table, if any, has no buckets yet) gets its counts from that job too, to give
     every bucket its own task; nothing is checkpointed (the load reads the records once)."""
     if loads_new_buckets(cfg, existing):
-        return records, checked_counts(records, cfg.keygen)
+        return records, check_and_count(records, cfg.keygen)
     if not counts_before_instant(cfg):
         check_partition_values(records, cfg.keygen)
         return records, None

@@ -7,7 +7,8 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyhudi.writer.bucket_load import bucket_tasks
+from pyhudi.writer import bucket_load
+from pyhudi.writer.bucket_load import bucket_tasks, packed_tasks
 
 
 def test_equal_buckets_are_spread_evenly_over_the_tasks() -> None:
@@ -39,3 +40,16 @@ def test_no_task_gets_more_than_the_largest_bucket_over_the_lightest(
             load[task] += counts[partition] / num_buckets
     largest = max(counts.values()) / num_buckets
     assert max(load) - min(load) <= largest + 1e-9
+
+
+def test_packed_tasks_falls_back_to_hashing_without_counts_by_id_or_past_the_bound(
+    monkeypatch,
+) -> None:
+    counts = {"a": 10, "b": 1000}
+    assert packed_tasks(counts, 2, 4, by_id=True) == bucket_tasks(counts, 2, 4)
+    assert packed_tasks(counts, 2, 9, by_id=True) == bucket_tasks(counts, 2, 4)  # <= buckets
+    assert packed_tasks(None, 2, 4, by_id=True) is None  # no check-and-count job
+    assert packed_tasks(counts, 2, 4, by_id=False) is None  # Spark 4.0: no repartitionById
+    assert packed_tasks(counts, 50_001, 4, by_id=True) is None  # 100,002 buckets named
+    monkeypatch.setattr(bucket_load, "MAX_NAMED_BUCKETS", 3)
+    assert packed_tasks(counts, 2, 4, by_id=True) is None
