@@ -34,15 +34,16 @@ _BYTE_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
 class _Bytes:
     """Short per-row byte strings: row i is `column[i]` of each column whose mask has row i."""
 
-    columns: list[np.ndarray]  # (n,) uint8 each
-    masks: list[np.ndarray | None]  # (n,) bool each; None: every row uses the byte
+    columns: list[np.ndarray]  # (n,) uint8 each, or (n, w): w bytes sharing one mask
+    masks: list[np.ndarray | None]  # (n,) bool each; None: every row uses the byte(s)
     lengths: np.ndarray  # (n,) int64
 
     @classmethod
     def of(cls, matrix: np.ndarray, masks: list[np.ndarray | None] | None = None) -> _Bytes:
         """Every row uses the columns of `matrix` its masks allow (all of them by default)."""
         n, width = matrix.shape
-        masks = masks if masks is not None else [None] * width
+        if masks is None:
+            return cls([matrix], [None], np.full(n, width, np.int64))
         lengths = sum((m for m in masks if m is not None), np.zeros(n, np.int64))
         lengths += sum(m is None for m in masks)
         return cls([matrix[:, j] for j in range(width)], masks, lengths)
@@ -206,7 +207,7 @@ def _varint_piece(values: np.ndarray) -> _Bytes:
         more = rest >= 0x80
         columns.append((rest & np.uint64(0x7F)).astype(np.uint8) | (more.view(np.uint8) << 7))
         masks.append(used)
-        used = more
+        used = None if more.all() else more  # every row has a next byte: no mask to apply
         lengths += more
         rest = rest >> np.uint64(7)
     return _Bytes(columns, masks, lengths)
@@ -214,8 +215,9 @@ def _varint_piece(values: np.ndarray) -> _Bytes:
 
 def _string_pieces(
     spec: ColumnSpec, array: pa.Array, valid: np.ndarray | None
-) -> tuple[_Bytes, _Slices]:
-    """The length varint and the payloads (UTF-8 or raw bytes) of a string/bytes field."""
+) -> tuple[_Bytes, _Slices | None]:
+    """The length varint and the payloads (UTF-8 or raw bytes) of a string/bytes field; payloads
+    that all have one length and no nulls are fixed-width bytes (no slices piece)."""
     if array.type not in _STRING_TYPES:
         array = array.cast(pa.large_binary() if spec.kind == "bytes" else pa.large_string())
     wide = array.type in (pa.large_string(), pa.large_binary())
@@ -227,7 +229,12 @@ def _string_pieces(
         return _string_pieces(spec, pc.if_else(pa.array(valid), array, empty), None)
     data = array.buffers()[2]
     payload = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return _varint_piece(lengths), _Slices(payload[offsets[0] : offsets[-1]], offsets - offsets[0])
+    payload, head = payload[offsets[0] : offsets[-1]], _varint_piece(lengths)
+    width = int(lengths[0]) if len(lengths) else 0
+    if valid is None and width and len(payload) == width * len(lengths):  # one length: fixed bytes
+        block = payload.reshape(len(lengths), width)
+        return _Bytes([*head.columns, block], [*head.masks, None], head.lengths + width), None
+    return head, _Slices(payload, offsets - offsets[0])
 
 
 def _fixed_matrix(array: pa.Array, size: int) -> np.ndarray:
@@ -292,15 +299,16 @@ def _compact(run: list[_Bytes], n: int) -> _Slices:
     """A run of byte pieces as one slices piece: the used bytes of each row, in row order."""
     columns = [c for piece in run for c in piece.columns]
     masks = [m for piece in run for m in piece.masks]
-    matrix = np.empty((n, len(columns)), np.uint8)
-    for j, column in enumerate(columns):
-        matrix[:, j] = column
+    starts = np.cumsum([0] + [1 if c.ndim == 1 else c.shape[1] for c in columns])
+    matrix = np.empty((n, int(starts[-1])), np.uint8)
+    for column, start, stop in zip(columns, starts[:-1], starts[1:]):
+        matrix[:, start:stop] = column.reshape(n, stop - start)
     if all(m is None for m in masks):
         data = matrix.reshape(-1)
     else:
         used = np.empty(matrix.shape, bool)
-        for j, mask in enumerate(masks):
-            used[:, j] = True if mask is None else mask
+        for mask, start, stop in zip(masks, starts[:-1], starts[1:]):
+            used[:, start:stop] = True if mask is None else mask.reshape(n, 1)
         data = matrix[used]
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(sum((p.lengths for p in run), np.zeros(n, np.int64)), out=offsets[1:])
