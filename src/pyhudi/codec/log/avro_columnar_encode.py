@@ -231,7 +231,7 @@ def _string_pieces(
     payload = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
     payload, head = payload[offsets[0] : offsets[-1]], _varint_piece(lengths)
     width = int(lengths[0]) if len(lengths) else 0
-    if valid is None and width and len(payload) == width * len(lengths):  # one length: fixed bytes
+    if valid is None and width and (lengths == width).all():  # one length: fixed-width bytes
         block = payload.reshape(len(lengths), width)
         return _Bytes([*head.columns, block], [*head.masks, None], head.lengths + width), None
     return head, _Slices(payload, offsets - offsets[0])

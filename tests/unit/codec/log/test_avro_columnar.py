@@ -642,6 +642,8 @@ def test_fixed_width_strings_and_varints_match_fastavro(monkeypatch: pytest.Monk
     )
     assert_matches_fastavro(table, HUDI_SCHEMA)
     assert_matches_fastavro(table.slice(5, 20), HUDI_SCHEMA)
+    keys = pa.array(["ab", "abcd", "", "ab"] * 10)  # lengths 2, 4, 0, 2: 8 rows of 2 bytes in all
+    assert_matches_fastavro(table.set_column(1, "_hoodie_record_key", keys), HUDI_SCHEMA)
     empty = pa.table({name: pa.array([""] * n) for name in ("_hoodie_commit_time", "city")})
     assert_matches_fastavro(
         empty, record_schema(("_hoodie_commit_time", "string"), ("city", ["null", "string"]))
