@@ -1,12 +1,14 @@
 """Columnar Avro encoder: Arrow table -> schemaless Avro records (layout: `avro_columnar`).
 
 Rows are encoded in batches of `BATCH_ROWS`. In a batch every field becomes one or two per-row
-pieces: a `_Bytes` piece (byte columns, each with the rows that use it: union branch, varint
-bytes, fixed-width values, string length prefixes) and, for strings and bytes, a `_Slices` piece
-(the payloads, back to back). Each run of adjacent `_Bytes` pieces is written into one `n x w`
-matrix and compacted with its mask; each compacted run and each payload piece is then one Arrow binary
-array of n values, and Arrow's element-wise binary join concatenates them row by row in one pass
-(about 1.6x faster than laying them out piece after piece and copying with a row-major `take`).
+pieces: a `_Bytes` piece (byte columns or fixed-width blocks, each with the rows that use it: union
+branch, varint bytes, fixed-width values, string length prefixes, and the payloads of a string
+field whose values in the batch all have one length and no nulls) and, for other strings and
+bytes, a `_Slices` piece (the payloads, back to back). Each run of adjacent `_Bytes` pieces is
+written into one `n x w` matrix and compacted with its masks (a varint byte every row has needs
+none); each compacted run and each payload piece is then one Arrow binary array of n values, and
+Arrow's element-wise binary join concatenates them row by row. Hudi-shaped records (fixed-width
+commit time, file id, keys) come out as 3 pieces per row instead of one or two per field.
 """
 
 from __future__ import annotations
