@@ -1,11 +1,14 @@
 """Columnar Avro encoder: Arrow table -> schemaless Avro records (layout: `avro_columnar`).
 
 Rows are encoded in batches of `BATCH_ROWS`. In a batch every field becomes one or two per-row
-pieces: a `_Bytes` piece (byte columns, each with the rows that use it: union branch, varint
-bytes, fixed-width values, string length prefixes) and, for strings and bytes, a `_Slices` piece
-(the payloads, back to back). Each run of adjacent `_Bytes` pieces is written into one `n x w`
-matrix and compacted with its mask; the pieces are then laid out piece after piece in one binary
-array, and an Arrow `take` with row-major indices copies them into record order.
+pieces: a `_Bytes` piece (byte columns or fixed-width blocks, each with the rows that use it: union
+branch, varint bytes, fixed-width values, string length prefixes, and the payloads of a string
+field whose values in the batch all have one length and no nulls) and, for other strings and
+bytes, a `_Slices` piece (the payloads, back to back). Each run of adjacent `_Bytes` pieces is
+written into one `n x w` matrix and compacted with its masks (a varint byte every row has needs
+none); each compacted run and each payload piece is then one Arrow binary array of n values, and
+Arrow's element-wise binary join concatenates them row by row. Hudi-shaped records (fixed-width
+commit time, file id, keys) come out as 3 pieces per row instead of one or two per field.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ _HEADER = struct.Struct(">ii")
 _BLOCK_CONTENT_VERSION = 3
 _TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _STRING_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
+_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
 _BYTE_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
 
 
@@ -32,15 +36,16 @@ _BYTE_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
 class _Bytes:
     """Short per-row byte strings: row i is `column[i]` of each column whose mask has row i."""
 
-    columns: list[np.ndarray]  # (n,) uint8 each
-    masks: list[np.ndarray | None]  # (n,) bool each; None: every row uses the byte
+    columns: list[np.ndarray]  # (n,) uint8 each, or (n, w): w bytes sharing one mask
+    masks: list[np.ndarray | None]  # (n,) bool each; None: every row uses the byte(s)
     lengths: np.ndarray  # (n,) int64
 
     @classmethod
     def of(cls, matrix: np.ndarray, masks: list[np.ndarray | None] | None = None) -> _Bytes:
         """Every row uses the columns of `matrix` its masks allow (all of them by default)."""
         n, width = matrix.shape
-        masks = masks if masks is not None else [None] * width
+        if masks is None:
+            return cls([matrix], [None], np.full(n, width, np.int64))
         lengths = sum((m for m in masks if m is not None), np.zeros(n, np.int64))
         lengths += sum(m is None for m in masks)
         return cls([matrix[:, j] for j in range(width)], masks, lengths)
@@ -204,7 +209,7 @@ def _varint_piece(values: np.ndarray) -> _Bytes:
         more = rest >= 0x80
         columns.append((rest & np.uint64(0x7F)).astype(np.uint8) | (more.view(np.uint8) << 7))
         masks.append(used)
-        used = more
+        used = None if more.all() else more  # every row has a next byte: no mask to apply
         lengths += more
         rest = rest >> np.uint64(7)
     return _Bytes(columns, masks, lengths)
@@ -212,8 +217,9 @@ def _varint_piece(values: np.ndarray) -> _Bytes:
 
 def _string_pieces(
     spec: ColumnSpec, array: pa.Array, valid: np.ndarray | None
-) -> tuple[_Bytes, _Slices]:
-    """The length varint and the payloads (UTF-8 or raw bytes) of a string/bytes field."""
+) -> tuple[_Bytes, _Slices | None]:
+    """The length varint and the payloads (UTF-8 or raw bytes) of a string/bytes field; payloads
+    that all have one length and no nulls are fixed-width bytes (no slices piece)."""
     if array.type not in _STRING_TYPES:
         array = array.cast(pa.large_binary() if spec.kind == "bytes" else pa.large_string())
     wide = array.type in (pa.large_string(), pa.large_binary())
@@ -225,7 +231,12 @@ def _string_pieces(
         return _string_pieces(spec, pc.if_else(pa.array(valid), array, empty), None)
     data = array.buffers()[2]
     payload = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return _varint_piece(lengths), _Slices(payload[offsets[0] : offsets[-1]], offsets - offsets[0])
+    payload, head = payload[offsets[0] : offsets[-1]], _varint_piece(lengths)
+    width = int(lengths[0]) if len(lengths) else 0
+    if valid is None and width and (lengths == width).all():  # one length: fixed-width bytes
+        block = payload.reshape(len(lengths), width)
+        return _Bytes([*head.columns, block], [*head.masks, None], head.lengths + width), None
+    return head, _Slices(payload, offsets - offsets[0])
 
 
 def _fixed_matrix(array: pa.Array, size: int) -> np.ndarray:
@@ -290,15 +301,16 @@ def _compact(run: list[_Bytes], n: int) -> _Slices:
     """A run of byte pieces as one slices piece: the used bytes of each row, in row order."""
     columns = [c for piece in run for c in piece.columns]
     masks = [m for piece in run for m in piece.masks]
-    matrix = np.empty((n, len(columns)), np.uint8)
-    for j, column in enumerate(columns):
-        matrix[:, j] = column
+    starts = np.cumsum([0] + [1 if c.ndim == 1 else c.shape[1] for c in columns])
+    matrix = np.empty((n, int(starts[-1])), np.uint8)
+    for column, start, stop in zip(columns, starts[:-1], starts[1:]):
+        matrix[:, start:stop] = column.reshape(n, stop - start)
     if all(m is None for m in masks):
         data = matrix.reshape(-1)
     else:
         used = np.empty(matrix.shape, bool)
-        for j, mask in enumerate(masks):
-            used[:, j] = True if mask is None else mask
+        for mask, start, stop in zip(masks, starts[:-1], starts[1:]):
+            used[:, start:stop] = True if mask is None else mask.reshape(n, 1)
         data = matrix[used]
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(sum((p.lengths for p in run), np.zeros(n, np.int64)), out=offsets[1:])
@@ -328,25 +340,13 @@ def _interleave(pieces: list[_Piece], n: int) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.uint8), np.zeros(n + 1, np.int64)
     if len(slices) == 1:
         return slices[0].data, slices[0].offsets
-    count = len(slices)
-    bases = np.cumsum([0] + [len(s.data) for s in slices])
-    offsets = np.empty(n * count + 1, np.int64)
-    for k, (piece, base) in enumerate(zip(slices, bases)):
-        np.add(piece.offsets[:-1], base, out=offsets[k * n : (k + 1) * n])
-    offsets[-1] = bases[-1]
-    data = pa.py_buffer(np.concatenate([s.data for s in slices]))
-    source = pa.Array.from_buffers(
-        pa.large_binary(), n * count, [None, pa.py_buffer(offsets), data]
-    )
-    taken = source.take(_row_major_order(n, count))
-    out = np.frombuffer(taken.buffers()[1], np.int64, n * count + 1)[::count]
-    return np.frombuffer(taken.buffers()[2], np.uint8), out - out[0]
-
-
-def _row_major_order(n: int, count: int) -> pa.Array:
-    """Indices of a piece-major array of `count` pieces per row, in row-major order."""
-    dtype, arrow_type = (np.int32, pa.int32()) if n * count < 2**31 else (np.int64, pa.int64())
-    order = np.empty((n, count), dtype)
-    order[:] = np.arange(count, dtype=dtype) * n
-    order += np.arange(n, dtype=dtype)[:, None]
-    return pa.Array.from_buffers(arrow_type, n * count, [None, pa.py_buffer(order)])
+    arrays = [
+        pa.Array.from_buffers(
+            pa.large_binary(), n, [None, pa.py_buffer(s.offsets), pa.py_buffer(s.data)]
+        )
+        for s in slices
+    ]
+    joined = pc.binary_join_element_wise(*arrays, _NO_SEPARATOR)
+    offsets = np.frombuffer(joined.buffers()[1], np.int64, n + 1, joined.offset * 8)
+    data = np.frombuffer(joined.buffers()[2], np.uint8)
+    return data[offsets[0] : offsets[-1]], offsets - offsets[0]

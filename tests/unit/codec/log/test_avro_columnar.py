@@ -620,3 +620,31 @@ def test_fixture_block_keys_decode_like_fastavro(fixture_avro_blocks: list[Any])
         records = decode_avro_records(block.content, block.schema_json)
         keys = decode_block_fields(block.content, block.schema_json, ["_hoodie_record_key"])
         assert keys.column(0).to_pylist() == [r["_hoodie_record_key"] for r in records]
+
+
+def test_fixed_width_strings_and_varints_match_fastavro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast paths: strings of one length without nulls (fixed bytes, no payload slices) and
+    varints of one byte count (no masks), beside batches where a null or another length appears."""
+    monkeypatch.setattr(avro_columnar_encode, "BATCH_ROWS", 8)
+    n = 40
+    rng = np.random.default_rng(3)
+    file_ids = [f"{i % 3:08d}-a1bd-4496-934f-8db0c1855106-0" for i in range(n)]
+    keys = [f"key-{i:010d}" if i < 30 else f"key-{i}" for i in range(n)]  # one length, then not
+    table = pa.table(
+        {
+            "_hoodie_commit_time": pa.array(["20250331030642808"] * n),
+            "_hoodie_record_key": pa.array(keys),
+            "ts": pa.array(rng.integers(2**50, 2**51, n)),  # 8 varint bytes in every row
+            "fare": pa.array([None if i == 37 else float(i) for i in range(n)]),
+            "event": pa.array(rng.integers(2**49, 2**50, n)).cast(pa.timestamp("us", "UTC")),
+            "city": pa.array([*file_ids[:33], None, *file_ids[34:]]),
+        }
+    )
+    assert_matches_fastavro(table, HUDI_SCHEMA)
+    assert_matches_fastavro(table.slice(5, 20), HUDI_SCHEMA)
+    keys = pa.array(["ab", "abcd", "", "ab"] * 10)  # lengths 2, 4, 0, 2: 8 rows of 2 bytes in all
+    assert_matches_fastavro(table.set_column(1, "_hoodie_record_key", keys), HUDI_SCHEMA)
+    empty = pa.table({name: pa.array([""] * n) for name in ("_hoodie_commit_time", "city")})
+    assert_matches_fastavro(
+        empty, record_schema(("_hoodie_commit_time", "string"), ("city", ["null", "string"]))
+    )
