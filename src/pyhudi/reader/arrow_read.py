@@ -70,13 +70,13 @@ def read_plan_arrow(
     # Columns each part must produce: the output plus what the filters read.
     needed = _needed(schema, out, plan.filters, plan.commit_times is not None)
     scan, tasks = _split(ctx, plan)
-    threads = _threads()
     parts: list[pa.Table] = []
-    if scan:
-        parts.append(_scan_base_files(ctx, scan, schema, needed, condition))
-    if tasks:
-        with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
-            parts.extend(pool.map(lambda t: _read_task(t, needed, condition), tasks))
+    with ThreadPoolExecutor(max_workers=max(1, min(_threads(), len(tasks)))) as pool:
+        # The slices' log decoding (partly Python) overlaps the GIL-free scan of the other files.
+        merged = [pool.submit(_read_task, t, needed, condition) for t in tasks]
+        if scan:
+            parts.append(_scan_base_files(ctx, scan, schema, needed, condition))
+        parts.extend(f.result() for f in merged)
     parts = [p.select(out.names) for p in parts if p.num_rows]
     if not parts:
         return out.empty_table()
