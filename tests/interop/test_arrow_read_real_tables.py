@@ -64,3 +64,16 @@ def test_to_arrow_equals_the_spark_read_schema_included(spark, hudi_tables, name
         spark_read = pyhudi.read(spark, path, options).toArrow()
         assert ours.schema.equals(spark_read.schema, check_metadata=False)
         _same(ours, spark_read)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("mor") and "empty" not in n])
+def test_to_arrow_columns_of_merged_slices_equal_the_full_read(hudi_tables, name):
+    """Merged slices read only the requested base columns (plus key and ordering fields)."""
+    path = str(hudi_tables[name])
+    full = pyhudi.read_arrow(path)
+    data = [c for c in full.column_names if not c.startswith("_hoodie")]
+    for columns in (data[-2:], [data[0]], ["_hoodie_commit_time", data[-1]]):
+        columns = [c for c in columns if c in full.column_names]
+        ours = pyhudi.read_arrow(path, columns=columns)
+        assert ours.column_names == columns
+        assert sorted(map(str, rows(ours))) == sorted(map(str, rows(full.select(columns))))

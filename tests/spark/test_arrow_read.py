@@ -72,6 +72,7 @@ def test_merge_on_read_logs_deletes_and_pending_compaction(spark, tmp_path, bloc
     # leaves them out of its read: compared with the Spark read here).
     write(trips(20, 5, ts=4), "upsert")
     _same_as_spark(spark, path)
+    _same_as_spark(spark, path, columns=["uuid", "fare"], filters=[("ts", ">", 1)])
     snapshot = {r["uuid"]: r for r in rows(pyhudi.HudiTable(path).to_arrow())}
     assert len(snapshot) == 65 - 4 and "id-00007" not in snapshot and "id-00010" not in snapshot
     # commit-time ordering (the default payload): the latest write wins whatever its ts

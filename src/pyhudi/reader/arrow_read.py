@@ -26,9 +26,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-from pyhudi.codec.schema import COMMIT_TIME
+from pyhudi.codec.schema import COMMIT_TIME, RECORD_KEY
 from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.log_merge import merge_with_base, ordering_columns, slice_winners
+from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
@@ -36,6 +38,7 @@ from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import PartitionFilter, validate_filters
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
+from pyhudi.table.payload import MergeMode
 
 _COMPARISONS = {
     "=": operator.eq,
@@ -73,7 +76,8 @@ def read_plan_arrow(
     parts: list[pa.Table] = []
     with ThreadPoolExecutor(max_workers=max(1, min(_threads(), len(tasks)))) as pool:
         # The slices' log decoding (partly Python) overlaps the GIL-free scan of the other files.
-        merged = [pool.submit(_read_task, t, needed, condition) for t in tasks]
+        prune = not plan.drop_meta_fields  # stored record keys: the merge needs only those
+        merged = [pool.submit(_read_task, t, needed, condition, prune) for t in tasks]
         if scan:
             parts.append(_scan_base_files(ctx, scan, schema, needed, condition))
         parts.extend(f.result() for f in merged)
@@ -129,11 +133,44 @@ def _scan_base_files(
     return dataset.to_table(columns=needed, filter=condition, use_threads=True)
 
 
-def _read_task(task: SliceTask, needed: list[str], condition: pads.Expression | None) -> pa.Table:
-    table = read_slice(task)
+def _read_task(
+    task: SliceTask, needed: list[str], condition: pads.Expression | None, prune: bool
+) -> pa.Table:
+    if prune and _prunable(task, needed):
+        table = _read_merged_columns(task, needed)
+    else:
+        table = read_slice(task)
     if condition is not None:
         table = table.filter(condition)
     return table.select(needed)
+
+
+def _prunable(task: SliceTask, needed: list[str]) -> bool:
+    """A merge-on-read slice over a parquet base file, read for some of the columns only."""
+    return (
+        bool(task.log_files)
+        and task.base_file is not None
+        and task.base_file.endswith(".parquet")
+        and task.bootstrap_source is None
+        and not task.skip_merge
+        and len(needed) < len(task.file_schema)
+    )
+
+
+def _read_merged_columns(task: SliceTask, needed: list[str]) -> pa.Table:
+    """The slice merged as `read_slice` merges it, reading from the base file only the needed
+    columns, the record key and the ordering fields (the log blocks are decoded whole)."""
+    wanted = {*needed, RECORD_KEY, *ordering_columns(task.ordering_field)}
+    keep = [name for name in task.file_schema.names if name in wanted]
+    path = task.path(task.base_file)  # type: ignore[arg-type]
+    # A dataset with the table's schema: columns the file lacks are nulls, older types are cast.
+    dataset = pads.dataset([path], schema=task.file_schema, filesystem=task.storage.fs)
+    base = dataset.to_table(columns=keep, use_threads=True)
+    winners = slice_winners(task)
+    flags = [c for c in (SEQ, DELETED, NATURAL) if c in winners.column_names]
+    winners = winners.select([*keep, *flags])
+    mode = MergeMode(task.merge_mode)
+    return merge_with_base(base, winners, mode, task.ordering_field)
 
 
 def rows_expression(
