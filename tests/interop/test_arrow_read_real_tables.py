@@ -77,3 +77,15 @@ def test_to_arrow_columns_of_merged_slices_equal_the_full_read(hudi_tables, name
         ours = pyhudi.read_arrow(path, columns=columns)
         assert ours.column_names == columns
         assert sorted(map(str, rows(ours))) == sorted(map(str, rows(full.select(columns))))
+
+
+def test_to_arrow_runs_without_pyspark(hudi_tables):
+    import subprocess
+    import sys
+
+    path = str(hudi_tables["mor_avro__v6_trips_8i3d"])
+    code = (
+        "import sys, pyhudi; t = pyhudi.HudiTable(sys.argv[1]).to_arrow(); "
+        "assert t.num_rows == 5, t.num_rows; assert 'pyspark' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code, path], check=True)
