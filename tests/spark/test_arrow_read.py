@@ -157,3 +157,20 @@ def test_bad_requests_are_clear_errors(spark, tmp_path):
     with pytest.raises(ConfigError, match=r"as\.of\.instant"):
         table.to_arrow({"as.of.instant": "yesterday"})
     assert table.to_arrow(filters=[("ts", "=", None)]).num_rows == 0  # null compares as Spark's
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_every_type_has_the_spark_read_schema(spark, tmp_path, nested):
+    from tests.interop.test_written_tables import ALL_TYPES, NESTED, _typed_rows
+
+    path = str(tmp_path / "typed")
+    schema = ALL_TYPES + (NESTED if nested else "")
+    options = {**trips_options("typed"), **MOR}
+    for ts, operation in ((1, "bulk_insert"), (2, "upsert")):
+        pyhudi.write(
+            spark.createDataFrame(_typed_rows(0, 100 * (3 - ts), ts, nested), schema),
+            path,
+            {**options, "hoodie.datasource.write.operation": operation},
+        )
+    got = _same_as_spark(spark, path)
+    assert len(got) == 200 and sum(1 for r in got if r["ts"] == 2) == 100
