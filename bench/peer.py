@@ -5,7 +5,9 @@ rows in the same run. Ratios are pyhudi / delta-rs (lower is better for pyhudi).
 * upsert: `DeltaTable.merge` (matched on key and partition, update all / insert all) of the 10%+2%
   batch vs pyhudi upsert into COW, MOR (base files not small) and MOR with the bucket index;
 * full-scan read: every column of every row (`to_pyarrow_table`) vs a Spark scan of every column
-  of the pyhudi table (`write.format("noop")`), COW and MOR.
+  of the pyhudi table (`write.format("noop")`), COW and MOR;
+* Arrow read: the same tables read without Spark, `HudiTable(path).to_arrow()` (every column, the
+  Hudi meta columns included) vs `to_pyarrow_table`, COW and MOR.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def run(spark: SparkSession) -> dict[str, Measure]:
         results[f"{name}_upsert_vs_delta_rs"] = upsert(batch, name, options)
     for name in ("cow", "mor"):
         results[f"{name}_full_scan_read_vs_delta_rs"] = full_scan(spark, name)
+    for name in ("cow", "mor"):
+        results[f"{name}_arrow_read_vs_delta_rs"] = arrow_read(name)
     return results
 
 
@@ -126,6 +130,21 @@ def full_scan(spark: SparkSession, name: str) -> Measure:
     ours, theirs = median_pair(
         lambda run: None,
         lambda run: pyhudi.read(spark, table).write.format("noop").mode("overwrite").save(),
+        lambda run: DeltaTable(path("delta_upsert")).to_pyarrow_table(),
+        runs=5,
+    )
+    return Measure(ours, theirs, target=2.0, runs=5)
+
+
+def arrow_read(name: str) -> Measure:
+    """`HudiTable(path).to_arrow()` (no Spark) vs `DeltaTable(path).to_pyarrow_table()`."""
+    from deltalake import DeltaTable
+
+    table = path(f"peer_{name}_upsert")
+    assert os.path.isdir(table)
+    ours, theirs = median_pair(
+        lambda run: None,
+        lambda run: pyhudi.HudiTable(table).to_arrow(),
         lambda run: DeltaTable(path("delta_upsert")).to_pyarrow_table(),
         runs=5,
     )

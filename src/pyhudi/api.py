@@ -15,6 +15,7 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
 from pyhudi.model.results import ArchiveResult, BootstrapResult, CleanResult, CommitResult
+from pyhudi.reader.arrow_read import read_arrow as _read_arrow
 from pyhudi.services.archival.execute import archive
 from pyhudi.services.clean.execute import run_clean
 from pyhudi.table.context import TableContext
@@ -86,6 +87,21 @@ def read(
 
     register(spark)
     return _read(spark, path, options, filters=filters, columns=columns)
+
+
+def read_arrow(
+    path: str,
+    options: Mapping[str, str] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    filters: Sequence[tuple[str, str, Any]] = (),
+) -> pa.Table:
+    """Read a Hudi table into a `pyarrow.Table` without Spark: the same option keys, filters and
+    rows as `pyhudi.read` (snapshot, `read_optimized`, `incremental`, `as.of.instant`).
+
+    >>> pyhudi.read_arrow("/data/trips", filters=[("city", "=", "sf")]).to_pandas()  # doctest: +SKIP
+    """
+    return _read_arrow(TableContext.open(path), options, columns=columns, filters=filters)
 
 
 def stream_write(
@@ -261,6 +277,17 @@ class HudiTable:
 
     def read(self, spark: SparkSession, options: Mapping[str, str] | None = None) -> DataFrame:
         return read(spark, self.path, options)
+
+    def to_arrow(
+        self,
+        options: Mapping[str, str] | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+        filters: Sequence[tuple[str, str, Any]] | None = None,
+    ) -> pa.Table:
+        """The table as a `pyarrow.Table`, read without Spark (see `pyhudi.read_arrow`); the
+        timeline is the one this object loaded (`refresh()` to see later commits)."""
+        return _read_arrow(self._ctx, options, columns=columns, filters=filters or ())
 
     def __repr__(self) -> str:
         return f"HudiTable({self.path!r}, {self.table_type}, {len(self.commits())} commits)"

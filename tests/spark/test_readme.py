@@ -102,7 +102,7 @@ def test_the_readme_python_and_cli_blocks_run_in_order(spark, tmp_path):
             _run_bash(code, tmp_path, block.line)
         print(f"README line {block.line}: {time.monotonic() - started:.1f} s")
         ran.append(block.language)
-    assert (ran.count("python"), ran.count("bash")) == (14, 4)
+    assert (ran.count("python"), ran.count("bash")) == (15, 4)
     key, file_id = "334e26e9-8355-45cc-97c6-c31daf0df330", "036ded81-9ed4-479f-bcea-7145dfa0079b-0"
     assert namespace["trips"].lookup([key, "no-such-key"]) == {key: ("city=san_francisco", file_id)}
     data = tmp_path / "data"
