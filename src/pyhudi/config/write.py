@@ -191,6 +191,12 @@ LOG_DATA_BLOCK_FORMAT = choice(
     "Format of data blocks in log files (Hudi's default for parquet base files: avro).",
     upper=False,
 )
+WRITE_RECORD_POSITIONS = boolean(
+    "hoodie.write.record.positions",
+    True,
+    "Put the RECORD_POSITIONS header (row positions in the slice's base file) on log blocks whose "
+    "records all update or delete rows of that base file; snapshot reads then need no key lookup.",
+)
 LOG_FILE_MAX_SIZE = integer(
     "hoodie.logfile.max.size",
     1024 * 1024 * 1024,

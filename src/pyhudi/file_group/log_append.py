@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import posixpath
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.codec.file_names import base_file_name, log_file_name
+from pyhudi.codec.file_names import base_file_name, log_file_name, parse_base_file
 from pyhudi.codec.log import avro_columnar
 from pyhudi.codec.log.block import LogBlock
 from pyhudi.codec.log.delete_content import DeleteRecord
+from pyhudi.codec.log.positions import encode_positions
 from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
+from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.column_ranges import table_column_ranges
 from pyhudi.file_group.index_results import COLUMN_RANGES, encode_column_ranges
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -49,6 +51,9 @@ class LogSpec:
     schema_json: str  # writer schema with meta fields (SCHEMA header)
     block_format: str  # "avro" | "parquet"
     compression: str = "gzip"
+    #: Put the RECORD_POSITIONS header on blocks whose records are all rows of the slice's base
+    #: file (`hoodie.write.record.positions`; parquet base files with stored record keys only).
+    record_positions: bool = False
 
 
 def avro_ready_rows(table: pa.Table) -> list[dict[str, Any]]:
@@ -89,9 +94,10 @@ def append_log(
     spec.create_marker(partition, base_file_name(file_id, token, state.base_instant), IOType.APPEND)
     blocks = []
     side: dict[str, Any] = {}
+    located = _base_positions(spec, log_spec, state, partition, file_id)
     if records.num_rows:
         table = _log_records(spec, records, file_id, task_partition_id)
-        blocks.append(_data_block(spec, log_spec, table))
+        blocks.append(_with_positions(_data_block(spec, log_spec, table), located, records))
         if spec.collect_column_ranges:
             side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
@@ -99,7 +105,8 @@ def append_log(
         partitions = deletes.column(PARTITION_PATH).to_pylist()
         # Ordering 0 ("natural order"): a delete always applies; the one wrapper hudi-rs decodes too.
         entries = [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
-        blocks.append(delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json))
+        block = delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json)
+        blocks.append(_with_positions(block, located, deletes))
     data = encode_blocks(blocks)
     spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
     fault_point("write.during_data_files")  # executor side: a log file is complete
@@ -122,6 +129,35 @@ def append_log(
         "log_files": ",".join([*state.log_file_names, name]),
         **side,
     }
+
+
+def _base_positions(
+    spec: WriteTaskSpec, log_spec: LogSpec, state: SliceState, partition: str, file_id: str
+) -> pa.Array | None:
+    """The record keys of the slice's base file in row order, when the blocks may carry positions:
+    the log belongs to that base file's slice (not to a slice a pending compaction opened, whose
+    base file does not exist yet), and the base file is a parquet file with stored keys."""
+    name = state.base_file_name
+    if not log_spec.record_positions or not name or (partition, file_id) in spec.bootstrap_sources:
+        return None
+    parsed = parse_base_file(partition, name)
+    if parsed is None or parsed.instant_time != state.base_instant or not name.endswith(".parquet"):
+        return None
+    path = posixpath.join(spec.partition_dir(partition), name)
+    return read_base_file(spec.storage, path, columns=[RECORD_KEY]).column(RECORD_KEY)
+
+
+def _with_positions(block: LogBlock, base_keys: pa.Array | None, records: pa.Table) -> LogBlock:
+    """`block` with the RECORD_POSITIONS header if every record's key is a row of the base file
+    (as Hudi writes it: all records positioned, or no header)."""
+    if base_keys is None:
+        return block
+    positions = pc.index_in(records.column(RECORD_KEY), value_set=base_keys)
+    if positions.null_count:
+        return block
+    value = encode_positions(positions.to_numpy(zero_copy_only=False))
+    header = {**block.header, HeaderMetadataType.RECORD_POSITIONS: value}
+    return replace(block, header=header)
 
 
 def _log_records(spec: WriteTaskSpec, records: pa.Table, file_id: str, pid: int) -> pa.Table:

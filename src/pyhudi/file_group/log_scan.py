@@ -65,17 +65,24 @@ def queued_blocks(
     log_paths: Iterable[str],
     instants: InstantFilter,
     kinds: frozenset[LogBlockType] = DATA_AND_DELETE,
+    *,
+    read_content: bool = True,
 ) -> list[LocatedBlock]:
-    """The blocks of `kinds` (data and delete blocks by default) that count, oldest first."""
+    """The blocks of `kinds` (data and delete blocks by default) that count, oldest first
+    (`read_content=False`: headers only, the blocks' content cannot be read afterwards)."""
     queue: list[LocatedBlock] = []
     for path in log_paths:
         with storage.open_input(path) as handle:
-            for block in iter_blocks(handle, read_content=True):
+            for block in iter_blocks(handle, read_content=read_content):
                 if block.is_corrupt:
                     queue.append(block)
                     continue
                 instant = block.instant_time or ""
                 if instants.as_of is not None and instant > instants.as_of:
+                    if block.block_type is LogBlockType.COMMAND_BLOCK:
+                        # A rollback's instant is later than that of the write that rolled back
+                        # the failed one before it started: it does not end the scan (hudi-rs).
+                        continue
                     return _final(queue)
                 if block.block_type is LogBlockType.COMMAND_BLOCK:
                     if block.command_type is CommandBlockType.ROLLBACK_BLOCK:

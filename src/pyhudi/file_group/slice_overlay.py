@@ -8,7 +8,10 @@ when the query runs, so the work is split:
 * `slice_deletes` (before planning): the base row positions the logs replace or delete (a delete
   vector) and, under event-time ordering, the keys of log records that lose to a newer base row.
   Under commit-time ordering a base row is dropped exactly when some log record has its key, so
-  only the record keys of the log blocks are decoded (`log_record_keys`), not whole records.
+  when every block counted carries the RECORD_POSITIONS header (and the logs belong to the base
+  file's own slice) the delete vector is the union of those positions: no content is read. Else
+  only the record keys of the log blocks are decoded (`log_record_keys`), not whole records, and
+  matched against the base file's key column.
 * `slice_live_rows` (in the query's own tasks): the logs decoded and resolved per key, minus deletes
   and the losing keys: the rows the logs add. Nothing is cached between the two passes, so the query
   needs no checkpoint and its log decoding runs beside the base scan.
@@ -18,12 +21,16 @@ The same per-key rules as `merge_with_base` decide (`overlay`), so the snapshot 
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyhudi.codec.file_names import parse_base_file, parse_log_file
+from pyhudi.codec.log.positions import decode_positions
+from pyhudi.codec.log.reader import LocatedBlock
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.log_merge import ordering_columns, overlay, slice_winners
@@ -36,6 +43,7 @@ from pyhudi.file_group.log_scan import (
     queued_blocks,
 )
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.model.enums import HeaderMetadataType
 from pyhudi.table.payload import MergeMode
 
 _NONE = np.zeros(0, dtype=np.int64)
@@ -64,13 +72,46 @@ def slice_deletes(task: SliceTask) -> SliceDeletes:
     if fields:
         return _event_time_deletes(task, fields)
     instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
-    blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
+    paths = [task.path(p) for p in task.log_files]
+    if logs_of_base_file(task):
+        positioned = block_positions(
+            queued_blocks(task.storage, paths, instants, read_content=False)
+        )
+        if positioned is not None:
+            return SliceDeletes(positioned)
+    blocks = queued_blocks(task.storage, paths, instants)
     keys = log_record_keys(blocks, task.file_schema, task.ordering_field)
     if len(keys) == 0:
         return SliceDeletes(_NONE)
     base = read_base_file(task.storage, task.path(task.base_file), columns=[RECORD_KEY])
     hit = pc.is_in(base.column(RECORD_KEY), value_set=keys.combine_chunks())
     return SliceDeletes(np.flatnonzero(hit.to_numpy(zero_copy_only=False)).astype(np.int64))
+
+
+def logs_of_base_file(task: SliceTask) -> bool:
+    """Whether every log file of the slice was written against its base file (named with the base
+    file's instant): not so for the logs of a slice a pending compaction opened, which are read
+    over the previous base file, so positions in them would not be positions in this one."""
+    base = parse_base_file(task.partition_path, posixpath.basename(task.base_file or ""))
+    if base is None:
+        return False
+    for path in task.log_files:
+        log = parse_log_file(task.partition_path, posixpath.basename(path))
+        if log is None or log.base_instant_time != base.instant_time:
+            return False
+    return True
+
+
+def block_positions(blocks: list[LocatedBlock]) -> np.ndarray | None:
+    """The union of the blocks' RECORD_POSITIONS headers (ascending base row positions), or None
+    when some block has none (its records must be matched by key)."""
+    found = []
+    for block in blocks:
+        value = block.header.get(HeaderMetadataType.RECORD_POSITIONS)
+        if not value:
+            return None
+        found.append(decode_positions(value))
+    return np.unique(np.concatenate(found)) if found else _NONE
 
 
 def _event_time_deletes(task: SliceTask, fields: list[str]) -> SliceDeletes:

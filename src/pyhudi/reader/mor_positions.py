@@ -4,8 +4,9 @@ Two passes over each file slice's logs (`file_group.slice_overlay`), no checkpoi
 
 1. Before the query is planned, one small job (`mapInArrow` over the slices with a base file,
    collected with `toArrow`) returns per base file the row positions its logs replace or delete:
-   under commit-time ordering only the record keys of the log blocks are decoded, and the base
-   file's key column is read with pyarrow.
+   under commit-time ordering they are the blocks' RECORD_POSITIONS headers when every block has
+   one, else only the record keys of the log blocks are decoded and found in the base file's key
+   column (read with pyarrow).
 2. The query: base files without deletes are one plain native scan; base files with deletes are a
    native scan that keeps a row unless its bit is set in a bitmap literal keyed by file name,
    `getbit(bitmaps[_metadata.file_name][row_index >> 6], row_index & 63) = 0` (no join, no

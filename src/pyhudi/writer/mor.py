@@ -25,7 +25,7 @@ from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
 from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, stats_table
-from pyhudi.model.enums import IOType
+from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
 from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
 
@@ -113,6 +113,15 @@ def _create(spec, partition, file_id, token, pid, inserts: pa.Table) -> pa.Table
     return stats_table([writer.close()])
 
 
+def _writes_positions(job: WriteJob) -> bool:
+    config = job.ctx.config
+    return (
+        write_keys.WRITE_RECORD_POSITIONS.get(job.cfg.options)
+        and config.populate_meta_fields
+        and config.base_file_format is BaseFileFormat.PARQUET
+    )
+
+
 def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
     states = slice_states(job.ctx)
     log_spec = LogSpec(
@@ -121,6 +130,7 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         ),
         block_format=write_keys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
         compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
+        record_positions=_writes_positions(job),
     )
     function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
     data = records.drop(
