@@ -11,6 +11,8 @@ from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
 from pyhudi.codec import avro_schemas
+from pyhudi.codec.log.reader import iter_blocks
+from pyhudi.model.enums import LogBlockType
 
 
 def _files(path):
@@ -80,3 +82,39 @@ def test_failed_job_is_undone_at_once(spark, tmp_path):
         )
     assert sorted(os.listdir(os.path.join(path, ".hoodie"))) == before
     assert hudi_rs_table(path).num_rows == 5
+
+
+def test_eager_rollback_comes_before_the_next_writes_instant(spark, tmp_path):
+    """On MOR the rollback of a failed deltacommit appends a command block to the log files the
+    next write appends to; its instant must be earlier than that write's, as in Hudi's
+    `startCommit`: a Hudi 0.14 log scan at the write's instant stops at the first block later
+    than it and would miss the write's updates behind the command block."""
+    path = str(tmp_path / "mor")
+    options = {
+        **trips_options(),
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        "hoodie.parquet.small.file.limit": "0",
+    }
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    pyhudi.write(
+        df_of(spark, trips(0, 12)),
+        path,
+        {**upsert, "hoodie.datasource.write.operation": "bulk_insert"},
+    )
+    failed = crashed_write(spark, path, df_of(spark, trips(0, 6, ts=7)), upsert)
+    result = pyhudi.write(df_of(spark, trips(0, 6, ts=9)), path, upsert)
+    assert result.rolled_back == (failed,)
+    meta = os.path.join(path, ".hoodie")
+    (rollback,) = [n.split(".")[0] for n in os.listdir(meta) if n.endswith(".rollback")]
+    assert failed < rollback < result.instant_time
+    commands = 0
+    for folder, _, names in os.walk(path):
+        for name in (n for n in names if ".log." in n and ".hoodie" not in folder):
+            with open(os.path.join(folder, name), "rb") as handle:
+                blocks = list(iter_blocks(handle.read(), read_content=False))
+            commands += sum(b.block_type is LogBlockType.COMMAND_BLOCK for b in blocks)
+            # no block is later than the latest commit: a Hudi 0.14 scan reads every one
+            assert max(b.instant_time for b in blocks) <= result.instant_time
+    assert commands  # the failed blocks were rolled back by command blocks in the logs
+    assert sorted(r["ts"] for r in pyhudi.read(spark, path).collect()) == [1] * 6 + [9] * 6
+    assert sorted(hudi_rs_table(path).column("ts").to_pylist()) == [1] * 6 + [9] * 6

@@ -90,13 +90,18 @@ class WriteTransaction:
         return {**self.ctx.config.props, **self.options}
 
     def begin(self, instant_time: str | None = None) -> InstantTime:
-        """Start the heartbeat, create `<t>.<action>.requested`, check for live writers (and roll
-        back failed ones: EAGER), then create the inflight file.
+        """Roll back failed writes (EAGER), start the heartbeat, create `<t>.<action>.requested`,
+        check for live writers, then create the inflight file.
 
-        The heartbeat exists before the requested file and the check runs after it, so of two
-        writers starting together at least one sees the other as live (single-writer mode).
+        The rollbacks come first, as in Hudi's `startCommit`, so their instants are earlier than
+        the write's: a rollback command block appended to a log file ahead of this write's blocks
+        must not be later than the write, or a Hudi 0.14 log scan at the write's instant stops at
+        it and misses the write. The heartbeat exists before the requested file and the live-writer
+        check runs after it, so of two writers starting together at least one sees the other as
+        live (single-writer mode).
         """
         prepare_metadata_table(self.ctx, self.options)
+        self._roll_back_failed_writes()
         self.ctx.active.reload()
         self.completed_at_start = frozenset(self.ctx.active.timeline.commits().times())
         requested = self._create_requested(instant_time)
@@ -148,17 +153,21 @@ class WriteTransaction:
         sleep(_INSTANT_TIME_RETRY_S)
         self.ctx.active.reload()
 
-    def _handle_other_writers(self, own: InstantTime) -> None:
-        """Single writer: fail on a live writer, roll back failed ones (EAGER). OCC: nothing here
-        (failed writes are the cleaner's, LAZY; conflicts are checked at commit)."""
+    def _roll_back_failed_writes(self) -> None:
+        """Single writer, EAGER: roll back failed writes (failing on a live one) before this
+        write has an instant. OCC: nothing here (failed writes are the cleaner's, LAZY)."""
         settings = self._settings
         if is_multi_writer(self.options):  # also checks the lock options before data is written
             return
         if concurrency.failed_writes_policy(settings) is FailedWritesPolicy.EAGER:
             with table_transaction(self.ctx, self.options):
-                self.rolled_back = rollback_failed_writes_eager(self.ctx, settings, own=own)
-        else:
-            refuse_live_writers(self.ctx, settings, own=own)
+                self.rolled_back = rollback_failed_writes_eager(self.ctx, settings)
+
+    def _handle_other_writers(self, own: InstantTime) -> None:
+        """Single writer: fail on a live writer (one that started beside this one). OCC: nothing
+        here (conflicts are checked at commit)."""
+        if not is_multi_writer(self.options):
+            refuse_live_writers(self.ctx, self._settings, own=own)
 
     def commit(
         self,
