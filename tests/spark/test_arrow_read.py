@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
+from tests.helpers.bootstrap import bootstrap_options, existing_table
 from tests.helpers.builders import TRIPS_SCHEMA, df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
-from tests.spark.test_bootstrap import _existing_table, _options
 
 import pyhudi
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
@@ -120,9 +120,11 @@ def test_clustering_metadata_table_data_skipping_filters_and_columns(spark, tmp_
 @pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_bootstrapped_tables(spark, tmp_path, selector, table_type):
-    source = _existing_table(spark, str(tmp_path / "src"), hive=True)
+    source = existing_table(spark, str(tmp_path / "src"), hive=True)
     target = str(tmp_path / "hudi")
-    options = _options(source, selector, **{"hoodie.datasource.write.table.type": table_type})
+    options = bootstrap_options(
+        source, selector, **{"hoodie.datasource.write.table.type": table_type}
+    )
     pyhudi.write(spark.createDataFrame([], "x int"), target, options)
     _same_as_spark(spark, target)
     write = {k: v for k, v in options.items() if k != "hoodie.datasource.write.operation"}

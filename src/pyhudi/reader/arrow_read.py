@@ -16,7 +16,6 @@ files nothing merges into. Incremental queries filter by commit time exactly as 
 
 from __future__ import annotations
 
-import operator
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,20 +34,10 @@ from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.planner import ReadPlan, plan_read
-from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.reader.pruning import COMPARISONS, PartitionFilter, validate_filters
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode
-
-_COMPARISONS = {
-    "=": operator.eq,
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 
 
 def read_arrow(
@@ -205,7 +194,7 @@ def _term(field: pa.Field, op: str, value: Any) -> pads.Expression:
         values = pa.array([_scalar(field, v).as_py() for v in value], field.type)
         found = column.isin(values)
         return found if op == "in" else (~found & column.is_valid())
-    return _COMPARISONS[op](column, _scalar(field, value))
+    return COMPARISONS[op](column, _scalar(field, value))
 
 
 def _scalar(field: pa.Field, value: Any) -> pa.Scalar:

@@ -6,7 +6,6 @@ fast path); only merge-on-read slices with log files go through the merging Arro
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -21,7 +20,7 @@ from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
 from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.planner import ReadPlan, plan_read
-from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.reader.pruning import COMPARISONS, PartitionFilter, validate_filters
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
@@ -113,17 +112,6 @@ def _used_columns(
     return frozenset(used)
 
 
-_COMPARISONS = {
-    "=": operator.eq,
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
 def arrow_slices_frame(
     spark: SparkSession, ctx: TableContext, plan: ReadPlan, slices, schema: T.StructType
 ) -> DataFrame:  # type: ignore[no-untyped-def]
@@ -150,6 +138,6 @@ def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:
         elif op == "not in":
             term = ~col.isin(list(value))
         else:
-            term = _COMPARISONS[op](col, F.lit(value))
+            term = COMPARISONS[op](col, F.lit(value))
         condition = term if condition is None else condition & term
     return condition

@@ -7,8 +7,9 @@ column value (simple and complex key generators) prune; all filters are also app
 
 from __future__ import annotations
 
+import operator
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyhudi.exceptions import ConfigError
@@ -17,6 +18,17 @@ from pyhudi.table.context import TableContext
 
 PartitionFilter = tuple[str, str, Any]
 _OPS = ("=", "==", "!=", "<", "<=", ">", ">=", "in", "not in")
+#: The comparison operators of a filter tuple, as the functions that apply them (to Spark columns
+#: and to Arrow arrays alike: both overload the Python operators).
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def validate_filters(filters: Sequence[PartitionFilter]) -> tuple[PartitionFilter, ...]:
