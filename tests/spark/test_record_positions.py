@@ -214,3 +214,17 @@ def test_event_time_ordering_ignores_positions(spark, tmp_path):
     assert all(HeaderMetadataType.RECORD_POSITIONS in b.header for _, b in _blocks(path))
     fares = {r["uuid"]: r["fare"] for r in _same(spark, path)}
     assert fares["id-00000"] == trips(0, 1, ts=5)[0]["fare"] and fares["id-00003"] == 8.0
+
+
+def test_bucket_index_blocks_carry_no_positions(spark, tmp_path):
+    """The bucket index routes records without a lookup: no base-file key read in the append task
+    and no header (as Hudi's bucket index writes none); the read takes the key path."""
+    path = str(tmp_path / "t")
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    _write(path, df_of(spark, trips(0, 40)), "bulk_insert", **bucket)
+    _write(path, df_of(spark, trips(0, 40, ts=2, fare=5.0)[::3]), "upsert", **bucket)
+    blocks = _blocks(path)
+    assert blocks
+    assert all(HeaderMetadataType.RECORD_POSITIONS not in b.header for _, b in blocks)
+    ours = _same(spark, path)
+    assert {r["uuid"] for r in ours if r["fare"] == 5.0} == {r["uuid"] for r in trips(0, 40)[::3]}

@@ -114,9 +114,13 @@ def _create(spec, partition, file_id, token, pid, inserts: pa.Table) -> pa.Table
 
 
 def _writes_positions(job: WriteJob) -> bool:
+    """Log blocks carry record positions: not under the bucket index, which routes records
+    without looking their keys up (Hudi's bucket index leaves them without positions too), so
+    finding them would cost a read of every appended group's base-file keys."""
     config = job.ctx.config
     return (
         write_keys.WRITE_RECORD_POSITIONS.get(job.cfg.options)
+        and job.cfg.index_type != "BUCKET"
         and config.populate_meta_fields
         and config.base_file_format is BaseFileFormat.PARQUET
     )
