@@ -83,3 +83,14 @@ def rows(
 
 def spark_arrow(df) -> pa.Table:  # type: ignore[no-untyped-def]
     return df.toArrow()
+
+
+def assert_same_rows(ours: pa.Table, theirs: pa.Table, key: str = "_hoodie_record_key") -> None:
+    """The same columns and rows (sorted by `key`, or `id` for tables without it) as the oracle's
+    answer; an oracle answer without columns (an empty table) means no rows."""
+    if theirs.num_columns == 0:
+        assert ours.num_rows == 0
+        return
+    sort_key = key if key in theirs.column_names else "id"
+    assert ours.column_names == theirs.column_names
+    assert rows(ours, key=sort_key) == rows(theirs, key=sort_key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from tests.helpers.fixtures import table_names
-from tests.helpers.oracle import hudi_rs_table, rows
+from tests.helpers.oracle import assert_same_rows, hudi_rs_table, rows
 from tests.interop.test_real_tables import _options
 
 import pyhudi
@@ -13,21 +13,12 @@ NAMES = table_names()
 READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
 
 
-def _same(ours, theirs) -> None:
-    if theirs.num_columns == 0:
-        assert ours.num_rows == 0
-        return
-    key = "_hoodie_record_key" if "_hoodie_record_key" in theirs.column_names else "id"
-    assert ours.column_names == theirs.column_names
-    assert rows(ours, key=key) == rows(theirs, key=key)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_to_arrow_snapshot_and_read_optimized_match_hudi_rs(hudi_tables, name):
     path = str(hudi_tables[name])
     table = pyhudi.HudiTable(path)
-    _same(table.to_arrow(), hudi_rs_table(path))
-    _same(table.to_arrow(READ_OPTIMIZED), hudi_rs_table(path, read_optimized=True))
+    assert_same_rows(table.to_arrow(), hudi_rs_table(path))
+    assert_same_rows(table.to_arrow(READ_OPTIMIZED), hudi_rs_table(path, read_optimized=True))
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "empty" not in n])
@@ -36,10 +27,12 @@ def test_to_arrow_time_travel_and_incremental_match_hudi_rs(hudi_tables, name):
     commits = pyhudi.HudiTable(path).commits()
     for instant in commits:
         ours = pyhudi.read_arrow(path, _options(as_of=instant.time))
-        _same(ours, hudi_rs_table(path, as_of=instant.time))
+        assert_same_rows(ours, hudi_rs_table(path, as_of=instant.time))
     times = [i.completion_time or i.time for i in commits]
     for start in ["00000000000000000", *times[:-1]]:
-        _same(pyhudi.read_arrow(path, _options(start=start)), hudi_rs_table(path, start=start))
+        assert_same_rows(
+            pyhudi.read_arrow(path, _options(start=start)), hudi_rs_table(path, start=start)
+        )
 
 
 @pytest.mark.parametrize(
@@ -63,7 +56,7 @@ def test_to_arrow_equals_the_spark_read_schema_included(spark, hudi_tables, name
         ours = pyhudi.read_arrow(path, options)
         spark_read = pyhudi.read(spark, path, options).toArrow()
         assert ours.schema.equals(spark_read.schema, check_metadata=False)
-        _same(ours, spark_read)
+        assert_same_rows(ours, spark_read)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("mor") and "empty" not in n])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.helpers.oracle import hudi_rs_table, rows
+from tests.helpers.oracle import assert_same_rows, hudi_rs_table
 
 import pyhudi
 
@@ -27,32 +27,23 @@ MOR = [
 ]
 
 
-def _compare(ours, theirs):
-    if theirs.num_columns == 0:
-        assert ours.num_rows == 0
-        return
-    key = "_hoodie_record_key" if "_hoodie_record_key" in theirs.column_names else "id"
-    assert ours.column_names == theirs.column_names
-    assert rows(ours, key=key) == rows(theirs, key=key)
-
-
 @pytest.mark.parametrize("name", MOR)
 def test_real_mor_snapshot_matches_hudi_rs(spark, hudi_tables, name):
     path = str(hudi_tables[name])
-    _compare(pyhudi.read(spark, path).toArrow(), hudi_rs_table(path))
+    assert_same_rows(pyhudi.read(spark, path).toArrow(), hudi_rs_table(path))
 
 
 @pytest.mark.parametrize("name", MOR)
 def test_real_mor_snapshot_through_the_data_source_matches_hudi_rs(spark, hudi_tables, name):
     path = str(hudi_tables[name])
-    _compare(spark.read.format("hudi").load(path).toArrow(), hudi_rs_table(path))
+    assert_same_rows(spark.read.format("hudi").load(path).toArrow(), hudi_rs_table(path))
 
 
 @pytest.mark.parametrize("name", MOR)
 def test_real_mor_read_optimized_matches_hudi_rs(spark, hudi_tables, name):
     path = str(hudi_tables[name])
     ours = pyhudi.read(spark, path, {"hoodie.datasource.query.type": "read_optimized"}).toArrow()
-    _compare(ours, hudi_rs_table(path, read_optimized=True))
+    assert_same_rows(ours, hudi_rs_table(path, read_optimized=True))
 
 
 @pytest.mark.parametrize("name", [n for n in MOR if "empty" not in n])
@@ -60,7 +51,7 @@ def test_real_mor_time_travel_and_incremental_match_hudi_rs(spark, hudi_tables, 
     path = str(hudi_tables[name])
     commits = pyhudi.HudiTable(path).commits()
     for instant in commits:
-        _compare(
+        assert_same_rows(
             pyhudi.read(spark, path, {"as.of.instant": instant.time}).toArrow(),
             hudi_rs_table(path, as_of=instant.time),
         )
@@ -70,4 +61,6 @@ def test_real_mor_time_travel_and_incremental_match_hudi_rs(spark, hudi_tables, 
             "hoodie.datasource.query.type": "incremental",
             "hoodie.datasource.read.begin.instanttime": start,
         }
-        _compare(pyhudi.read(spark, path, options).toArrow(), hudi_rs_table(path, start=start))
+        assert_same_rows(
+            pyhudi.read(spark, path, options).toArrow(), hudi_rs_table(path, start=start)
+        )
