@@ -1,6 +1,7 @@
-"""`pyhudi.read(..., columns=)` over a METADATA_ONLY bootstrap table: without a meta column (or a
-partition column only in folder names) the query is the plain scan of the source files; with one,
-the derived values are the skeletons' own."""
+"""Reads of a METADATA_ONLY bootstrap table: a query (whole frame or `pyhudi.read(..., columns=)`)
+that uses no meta column (or partition column only in folder names) is the plain scan of the
+source files; one that does reads the row index only for `_hoodie_commit_seqno`, never Spark's
+`_metadata`, and gets the skeletons' own values."""
 
 from __future__ import annotations
 
@@ -45,8 +46,35 @@ def test_meta_and_folder_columns_keep_their_derived_values(spark, bootstrapped) 
         frame = pyhudi.read(spark, target, columns=columns)
         assert frame.columns == columns
         assert sorted(frame.collect()) == sorted(whole.select(*columns).collect())
-    meta = pyhudi.read(spark, target, columns=["_hoodie_file_name", "key"])
-    assert "_metadata" in _executed_plan(meta)
+    meta = _executed_plan(pyhudi.read(spark, target, columns=["_hoodie_file_name", "key"]))
+    assert "input_file_name()" in meta and "ReadSchema: struct<key:string>" in meta, meta
+    seqno = _executed_plan(pyhudi.read(spark, target, columns=["_hoodie_commit_seqno"]))
+    assert "ReadSchema: struct<_tmp_metadata_row_index:bigint>" in seqno, seqno
+    assert "_metadata#" not in meta + seqno and "file_path" not in meta + seqno
+
+
+def test_the_whole_frame_scans_only_the_columns_a_query_uses(spark, bootstrapped) -> None:
+    _, target = bootstrapped
+    whole = pyhudi.read(spark, target)
+    query = whole.agg(F.count(F.lit(1)), F.sum("qty"))
+    plan = _executed_plan(query)
+    assert "_metadata" not in plan and "row_index" not in plan, plan
+    assert "input_file_name" not in plan and "ReadSchema: struct<qty:int>" in plan, plan
+    assert tuple(query.collect()[0]) == (200, sum(range(200)))
+    assert "ReadSchema: struct<>" in _executed_plan(whole.groupBy().count())
+    meta = whole.select("_hoodie_record_key", "_hoodie_commit_seqno", "_hoodie_file_name")
+    assert "_metadata#" not in _executed_plan(meta)
+    assert meta.count() == 200 and meta.distinct().count() == 200
+
+
+def test_a_filter_on_a_stored_column_reaches_the_parquet_scan(spark, bootstrapped) -> None:
+    _, target = bootstrapped
+    frame = pyhudi.read(spark, target, filters=[("qty", ">=", 150)])
+    plan = _executed_plan(frame)
+    assert "GreaterThanOrEqual(qty,150)" in plan.split("PushedFilters:")[1], plan
+    whole = pyhudi.read(spark, target)
+    assert sorted(frame.collect()) == sorted(whole.where(F.col("qty") >= 150).collect())
+    assert frame.count() == 50
 
 
 def test_a_filter_on_a_meta_column_outside_the_projection_still_applies(

@@ -3,8 +3,10 @@
 A skeleton holds nothing a Spark scan of its source cannot rebuild: commit time `00000000000001`,
 sequence numbers `<instant>_<task>_<row>`, the key generator's record key, the partition path and the
 skeleton's name. So instead of zipping skeleton rows to source rows in Python, the source files are
-read by Spark's own parquet reader (column pruning, vectorised decoding) with `_metadata.row_index`,
-and the meta columns are computed from the row position and per-file constants. Before trusting that,
+read by Spark's own parquet reader (column pruning, vectorised decoding) with each row's position
+in its file, and the meta columns are computed from the row position and per-file constants looked
+up by `input_file_name()`: expressions Spark prunes, so a query that uses no meta column scans what
+a read of the source files scans (`_metadata` would stay in the scan). Before trusting that,
 the planner checks every skeleton against its source on the driver, from the footers alone:
 
 * the row counts are equal (otherwise the source changed: `CorruptFileError`, as on the Arrow path);
@@ -25,8 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from pyhudi.codec.schema import (
@@ -40,14 +41,22 @@ from pyhudi.codec.schema import (
 from pyhudi.exceptions import CorruptFileError
 from pyhudi.file_group.stitch import hive_folder_values, with_partition_columns
 from pyhudi.keygen.arrow import record_keys
-from pyhudi.keygen.spark import record_key_column
+from pyhudi.keygen.spark_sql import record_key_sql, sql_string, sql_type
 from pyhudi.keygen.spec import KeyGenSpec, table_keygen_spec
 from pyhudi.model.file import FileSlice
+from pyhudi.reader.pruning import PartitionFilter
+from pyhudi.reader.row_filters import rows_condition
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 
-_FILE, _ROW = "__pyhudi_file", "__pyhudi_row"
+# Spark's parquet reader fills a requested column of this name (its
+# `FileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME`, what `_metadata.row_index` is read through) with
+# each row's position in its file. Declared in the read schema it is a plain column, which Spark
+# prunes when a query does not use it; `_metadata` is not: once referenced, Spark 4 keeps it in the
+# scan (file path, name, size, ... and the row index, per row) whatever the query reads.
+ROW_INDEX = "_tmp_metadata_row_index"
 _PREFIX = "__pyhudi_seq_prefix"
+_FILE = "__pyhudi_file"
 _SAMPLE_ROWS = 64
 _CHECKED: dict[tuple, _Stitched | None] = {}
 _CHECKED_MAX = 100_000
@@ -57,7 +66,7 @@ _SERIAL_CHECKS = 32  # footers to read before a thread pool pays for itself
 
 @dataclass(frozen=True)
 class _Stitched:
-    spark_path: str  # the source file as Spark's `_metadata.file_path` spells it
+    spark_path: str  # the source file as Spark's `input_file_name()` spells it
     source_uri: str
     partition_path: str
     skeleton_name: str
@@ -72,11 +81,15 @@ def native_stitched_frame(
     schema: T.StructType,
     *,
     used: frozenset[str] | None = None,
+    filters: Sequence[PartitionFilter] = (),
 ) -> DataFrame | None:
     """The slices as one native DataFrame in `schema`, or None when they must be stitched in Arrow.
     `used`: the only columns the query reads (None: any); when none of them is derived from the
     file (meta columns, partition columns only in folder names), the frame is the plain source
-    scan (`_metadata` unreferenced) and the unused derived columns are nulls."""
+    scan and the unused derived columns are nulls. `filters` on columns the files store are
+    applied under the derived columns too, so Spark pushes them into the parquet scan (a filter
+    above `input_file_name()`, a non-deterministic expression, stays above it); the caller still
+    applies all of them to the rows."""
     if not slices or any(
         s.log_files or not s.base_file or not s.base_file.bootstrap_source_path for s in slices
     ):
@@ -99,94 +112,89 @@ def native_stitched_frame(
     if not _KEYS_MATCH[sample]:
         return None
     in_files = set(_source_columns(stitched[0].source_uri))
+    if ROW_INDEX in in_files:
+        return None
     data_fields = [f for f in schema if f.name not in META_FIELDS]
     read_schema = T.StructType([f for f in data_fields if f.name in in_files])
     extra = [f.name for f in data_fields if f.name not in in_files]
-    source = spark.read.schema(read_schema).parquet(*(f.source_uri for f in stitched))
+    uris = [f.source_uri for f in stitched]
     if used is not None and not used & {*META_FIELDS, *extra}:
-        return _plain_select(source, read_schema, schema)
-    names = (PARTITION_PATH, FILE_NAME, COMMIT_TIME, _PREFIX, *extra)
-    # Per-file constants as one literal map keyed by the file path: no join, no Python job, and
-    # Spark prunes it (and the path column) from queries that use no meta column.
-    constants = {
-        f.spark_path: dict(
-            zip(
-                names,
-                (
-                    f.partition_path,
-                    f.skeleton_name,
-                    f.commit_time,
-                    f.seqno_prefix,
-                    *(hive_folder_values(f.partition_path).get(n) for n in extra),
-                ),
-                strict=True,
-            )
-        )
-        for f in stitched
-    }
-    entry = ",".join(f"{_quoted(n)}:string" for n in names)
-    literal = json.dumps(constants).replace("\\", "\\\\").replace("'", "\\'")
-    # One SQL expression: built with one call into the JVM (each Column call is a round trip).
-    info = F.expr(
-        f"coalesce(from_json('{literal}', 'map<string,struct<{entry}>>')[_metadata.file_path], "
-        "raise_error(concat('bootstrap source file not in the read plan: ', _metadata.file_path)))"
-    )
-    return _stitched_select(source, read_schema, schema, keygen, {n: info[n] for n in names})
+        source = spark.read.schema(read_schema).parquet(*uris)
+        return source.selectExpr(*(_stored_sql(field, read_schema) for field in schema))
+    with_index = T.StructType([*read_schema, T.StructField(ROW_INDEX, T.LongType())])
+    source = spark.read.schema(with_index).parquet(*uris)
+    stored = rows_condition([f for f in filters if f[0] in read_schema.names])
+    if stored is not None:
+        source = source.filter(stored)
+    # One selectExpr: the whole select reaches the JVM in one call. The file name is a lateral
+    # alias: `input_file_name()` is non-deterministic, so the projection under it is the only one a
+    # filter cannot cross; the per-file lookups sit above, run only for rows that pass a filter.
+    stitched_frame = source.selectExpr(*_stitched_sql(read_schema, schema, keygen, stitched, extra))
+    return stitched_frame.drop(_FILE)
 
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _plain_select(source: DataFrame, stored: T.StructType, schema: T.StructType) -> DataFrame:
-    """The table's columns over the source scan: data as stored, nulls for the derived ones."""
-    return source.select(*(_stored_column(field, stored) for field in schema))
-
-
-def _stored_column(field: T.StructField, stored: T.StructType) -> Column:
+def _stored_sql(field: T.StructField, stored: T.StructType) -> str:
     """`field` as the scan stores it, cast when stored as another type, null when not stored."""
     name = _quoted(field.name)
     if field.name in stored.names and stored[field.name].dataType == field.dataType:
-        return F.expr(name)
-    value = F.expr(name) if field.name in stored.names else F.lit(None)
-    return value.cast(field.dataType).alias(field.name)
+        return name
+    value = name if field.name in stored.names else "NULL"
+    return f"CAST({value} AS {sql_type(field.dataType)}) AS {name}"
 
 
-def _stitched_select(
-    source: DataFrame,
+def _stitched_sql(
     read_schema: T.StructType,
     schema: T.StructType,
     keygen: KeyGenSpec,
-    constants: dict[str, Column],
-) -> DataFrame:
-    """The table's columns over the source scan: data as stored, meta columns derived."""
-    key_fields = {k.split(".")[0] for k in keygen.record_key_fields}
-    if key_fields <= set(read_schema.names):
-        # One select over the scan: each select is a round of analysis on the driver.
-        staged, row, stored = source, F.expr("_metadata.row_index"), read_schema
-    else:  # a key made of hive folder values needs them as columns first
-        staged = source.select(
-            *(F.col(_quoted(f.name)) for f in read_schema),
-            F.col("_metadata.row_index").alias(_ROW),
-            *(c.alias(n) for n, c in constants.items()),
-        )
-        row, constants = F.col(_ROW), {n: F.col(_quoted(n)) for n in constants}
-        stored = T.StructType([f for f in staged.schema if f.name not in constants])
-    derived = {
-        COMMIT_SEQNO: F.concat(constants[_PREFIX], row.cast("string")),
-        RECORD_KEY: record_key_column(staged, keygen),
-        **{n: c for n, c in constants.items() if n != _PREFIX},
-    }
-    out = []
+    stitched: Sequence[_Stitched],
+    extra: Sequence[str],
+) -> list[str]:
+    """The table's columns over the source scan as SQL: data as stored, meta columns derived."""
+    times = {f.commit_time for f in stitched if f.commit_time}  # empty skeletons have none
+    per_file = [PARTITION_PATH, FILE_NAME, _PREFIX, *extra]
+    if len(times) > 1:
+        per_file.append(COMMIT_TIME)
+    lookup = _per_file_lookup(stitched, per_file)  # one per row: Spark shares it between fields
+    derived = {name: f"{lookup}.{_quoted(name)}" for name in per_file}
+    if len(times) <= 1:
+        derived[COMMIT_TIME] = sql_string(times.pop() if times else "")
+    derived[COMMIT_SEQNO] = f"concat({derived[_PREFIX]}, CAST({ROW_INDEX} AS STRING))"
+    derived[RECORD_KEY] = record_key_sql(keygen, read_schema, {n: derived[n] for n in extra})
+    out = [f"input_file_name() AS {_FILE}"]
     for field in schema:
-        if field.name in derived:
-            column = derived[field.name]
-            if field.name in constants and field.dataType != T.StringType():
-                column = column.cast(field.dataType)
-            out.append(column.alias(field.name))
-        else:
-            out.append(_stored_column(field, stored))
-    return staged.select(*out)
+        if field.name not in derived:
+            out.append(_stored_sql(field, read_schema))
+            continue
+        value = derived[field.name]
+        if field.dataType != T.StringType():
+            value = f"CAST({value} AS {sql_type(field.dataType)})"
+        out.append(f"{value} AS {_quoted(field.name)}")
+    return out
+
+
+def _per_file_lookup(stitched: Sequence[_Stitched], names: Sequence[str]) -> str:
+    """SQL for the struct of `names` of the row's source file (`_FILE`): a literal map keyed by
+    the file's name as `input_file_name()` spells it (no join, no Python job)."""
+    constants = {}
+    for f in stitched:
+        known = {
+            **hive_folder_values(f.partition_path),
+            PARTITION_PATH: f.partition_path,
+            FILE_NAME: f.skeleton_name,
+            COMMIT_TIME: f.commit_time,
+            _PREFIX: f.seqno_prefix,
+        }
+        constants[f.spark_path] = {name: known.get(name) for name in names}
+    entry = ",".join(f"{_quoted(n)}:string" for n in names)
+    literal = sql_string(json.dumps(constants))
+    return (
+        f"coalesce(from_json({literal}, 'map<string,struct<{entry}>>')[{_FILE}], "
+        f"raise_error(concat('bootstrap source file not in the read plan: ', {_FILE})))"
+    )
 
 
 def _check(ctx: TableContext, file_slice: FileSlice) -> _Stitched | None:
@@ -301,8 +309,9 @@ def _source_columns(uri: str) -> list[str]:
 
 
 def _spark_path(storage: Storage, path: str) -> str:
-    """Hadoop's `Path.toUri().toString()`: characters a URI path cannot hold are %-escaped."""
+    """The file as `input_file_name()` spells it: a URI (`file:///...` for local files) whose path
+    %-escapes the characters a URI path cannot hold."""
     quoted = quote(path, safe="/:@!$&'()*+,;=-._~")
     if storage.is_local:
-        return "file:" + quoted
+        return "file://" + quoted
     return storage.uri("").rstrip("/") + "/" + quoted.lstrip("/")

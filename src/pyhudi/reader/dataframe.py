@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -20,7 +20,8 @@ from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
 from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.planner import ReadPlan, plan_read
-from pyhudi.reader.pruning import COMPARISONS, PartitionFilter, validate_filters
+from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.reader.row_filters import rows_condition
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
@@ -71,7 +72,7 @@ def dataframe_for_plan(
         )
     if plan.stitched:
         plain = [s for s in plan.stitched if not s.log_files]
-        native = native_stitched_frame(spark, ctx, plain, schema, used=used)
+        native = native_stitched_frame(spark, ctx, plain, schema, used=used, filters=plan.filters)
         rest = [s for s in plan.stitched if s.log_files] if native is not None else plan.stitched
         if native is not None:
             parts.append(native)
@@ -127,17 +128,3 @@ def arrow_slices_frame(
     indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
     slots = max(1, min(len(tasks), default_parallelism(spark) * 4))
     return indices.repartition(slots).mapInArrow(run, schema)
-
-
-def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:
-    condition: Column | None = None
-    for column, op, value in filters:
-        col = F.col(f"`{column}`")
-        if op == "in":
-            term = col.isin(list(value))
-        elif op == "not in":
-            term = ~col.isin(list(value))
-        else:
-            term = COMPARISONS[op](col, F.lit(value))
-        condition = term if condition is None else condition & term
-    return condition
