@@ -161,7 +161,8 @@ def _stitched_sql(
     lookup = _per_file_lookup(stitched, per_file)  # one per row: Spark shares it between fields
     derived = {name: f"{lookup}.{_quoted(name)}" for name in per_file}
     if len(times) <= 1:
-        derived[COMMIT_TIME] = sql_string(times.pop() if times else "")
+        # nullif: a nullable column, as the table's schema (and a skeleton's column) has it
+        derived[COMMIT_TIME] = f"nullif({sql_string(times.pop() if times else '')}, '')"
     derived[COMMIT_SEQNO] = f"concat({derived[_PREFIX]}, CAST({ROW_INDEX} AS STRING))"
     derived[RECORD_KEY] = record_key_sql(keygen, read_schema, {n: derived[n] for n in extra})
     out = [f"input_file_name() AS {_FILE}"]
