@@ -126,11 +126,11 @@ def native_stitched_frame(
     stored = rows_condition([f for f in filters if f[0] in read_schema.names])
     if stored is not None:
         source = source.filter(stored)
-    # One selectExpr: the whole select reaches the JVM in one call. The file name is a lateral
-    # alias: `input_file_name()` is non-deterministic, so the projection under it is the only one a
-    # filter cannot cross; the per-file lookups sit above, run only for rows that pass a filter.
-    stitched_frame = source.selectExpr(*_stitched_sql(read_schema, schema, keygen, stitched, extra))
-    return stitched_frame.drop(_FILE)
+    # `input_file_name()` is non-deterministic, so the projection computing it is one a filter
+    # cannot cross: it computes nothing else; the per-file lookups sit above it and run only for
+    # rows that pass a filter. The table's columns are one selectExpr: one call into the JVM.
+    named = source.selectExpr("*", f"input_file_name() AS {_FILE}")
+    return named.selectExpr(*_stitched_sql(read_schema, schema, keygen, stitched, extra))
 
 
 def _quoted(name: str) -> str:
@@ -165,7 +165,7 @@ def _stitched_sql(
         derived[COMMIT_TIME] = f"nullif({sql_string(times.pop() if times else '')}, '')"
     derived[COMMIT_SEQNO] = f"concat({derived[_PREFIX]}, CAST({ROW_INDEX} AS STRING))"
     derived[RECORD_KEY] = record_key_sql(keygen, read_schema, {n: derived[n] for n in extra})
-    out = [f"input_file_name() AS {_FILE}"]
+    out = []
     for field in schema:
         if field.name not in derived:
             out.append(_stored_sql(field, read_schema))
