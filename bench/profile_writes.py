@@ -271,11 +271,11 @@ def driver(spark: SparkSession) -> None:
 
 
 def large(spark: SparkSession) -> None:
-    """The large-file upserts of `bench.upserts` (MOR and COW, `small.file.limit=0`): the stages
-    of each (interleaved, on fresh copies of the bench tables), then the Python worker profile of
-    one MOR upsert's file-group tasks (`spark.sql.pyspark.udf.profiler=perf`)."""
+    """The large-file upserts of `bench.upserts` (MOR, COW and MOR+BUCKET, `small.file.limit=0`):
+    the stages of each (interleaved, on fresh copies of the bench tables), then the Python worker
+    profile of one MOR upsert's file-group tasks (`spark.sql.pyspark.udf.profiler=perf`)."""
     batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
-    tables = {"large_mor": MOR, "large_cow": COW}
+    tables = {"large_mor": MOR, "large_cow": COW, "bucket_load": BUCKET}
     times: dict[str, list[float]] = defaultdict(list)
     for run in range(RUNS + 1):
         for name, options in tables.items():

@@ -56,6 +56,15 @@ class LogSpec:
     record_positions: bool = False
 
 
+@dataclass(frozen=True)
+class KnownPositions:
+    """The appended records' row positions in the slice's base file as the index lookup found
+    them (aligned with the upserts and the deletes; null: not a row of the base file)."""
+
+    upserts: pa.ChunkedArray | pa.Array
+    deletes: pa.ChunkedArray | pa.Array
+
+
 def avro_ready_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as fastavro takes them: timestamps as epoch micros, dates as days, maps as dicts."""
     columns = []
@@ -87,17 +96,23 @@ def append_log(
     deletes: pa.Table,
     *,
     num_updates: int,
+    positions: KnownPositions | None = None,
 ) -> dict[str, Any]:
+    """Append `records` (upserts) and `deletes` as the slice's next log file; its stats row.
+    `positions`: from the index lookup (else the base file's keys are read, when positions go on)."""
     started = time.monotonic()
     name = log_file_name(file_id, state.base_instant, state.next_version, token)
     spec.ensure_partition_metadata(partition)
     spec.create_marker(partition, base_file_name(file_id, token, state.base_instant), IOType.APPEND)
     blocks = []
     side: dict[str, Any] = {}
-    located = _base_positions(spec, log_spec, state, partition, file_id)
+    allowed = _positions_allowed(spec, log_spec, state, partition, file_id)
+    known = positions if allowed else None
+    located = _base_keys(spec, state, partition) if allowed and known is None else None
     if records.num_rows:
         table = _log_records(spec, records, file_id, task_partition_id)
-        blocks.append(_with_positions(_data_block(spec, log_spec, table), located, records))
+        block = _data_block(spec, log_spec, table)
+        blocks.append(_with_positions(block, located, records, known and known.upserts))
         if spec.collect_column_ranges:
             side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
@@ -106,7 +121,7 @@ def append_log(
         # Ordering 0 ("natural order"): a delete always applies; the one wrapper hudi-rs decodes too.
         entries = [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
         block = delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json)
-        blocks.append(_with_positions(block, located, deletes))
+        blocks.append(_with_positions(block, located, deletes, known and known.deletes))
     data = encode_blocks(blocks)
     spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
     fault_point("write.during_data_files")  # executor side: a log file is complete
@@ -131,28 +146,44 @@ def append_log(
     }
 
 
-def _base_positions(
+def _positions_allowed(
     spec: WriteTaskSpec, log_spec: LogSpec, state: SliceState, partition: str, file_id: str
-) -> pa.Array | None:
-    """The record keys of the slice's base file in row order, when the blocks may carry positions:
-    the log belongs to that base file's slice (not to a slice a pending compaction opened, whose
-    base file does not exist yet), and the base file is a parquet file with stored keys."""
+) -> bool:
+    """The blocks may carry positions: the log belongs to the base file's slice (not to a slice a
+    pending compaction opened, whose base file does not exist yet), and the base file is a
+    parquet file with stored keys (not a bootstrap skeleton)."""
     name = state.base_file_name
     if not log_spec.record_positions or not name or (partition, file_id) in spec.bootstrap_sources:
-        return None
+        return False
     parsed = parse_base_file(partition, name)
-    if parsed is None or parsed.instant_time != state.base_instant or not name.endswith(".parquet"):
-        return None
-    path = posixpath.join(spec.partition_dir(partition), name)
+    return (
+        parsed is not None
+        and parsed.instant_time == state.base_instant
+        and name.endswith(".parquet")
+    )
+
+
+def _base_keys(spec: WriteTaskSpec, state: SliceState, partition: str) -> pa.ChunkedArray:
+    """The record keys of the slice's base file in row order (positions the index did not give)."""
+    path = posixpath.join(spec.partition_dir(partition), state.base_file_name or "")
     return read_base_file(spec.storage, path, columns=[RECORD_KEY]).column(RECORD_KEY)
 
 
-def _with_positions(block: LogBlock, base_keys: pa.Array | None, records: pa.Table) -> LogBlock:
-    """`block` with the RECORD_POSITIONS header if every record's key is a row of the base file
-    (as Hudi writes it: all records positioned, or no header)."""
-    if base_keys is None:
+def _with_positions(
+    block: LogBlock,
+    base_keys: pa.ChunkedArray | None,
+    records: pa.Table,
+    known: pa.ChunkedArray | pa.Array | None,
+) -> LogBlock:
+    """`block` with the RECORD_POSITIONS header if every record is a row of the base file (as Hudi
+    writes it: all records positioned, or no header): `known` positions, or the rows of the
+    records' keys in `base_keys`."""
+    if known is not None:
+        positions = known
+    elif base_keys is not None:
+        positions = pc.index_in(records.column(RECORD_KEY), value_set=base_keys)
+    else:
         return block
-    positions = pc.index_in(records.column(RECORD_KEY), value_set=base_keys)
     if positions.null_count:
         return block
     value = encode_positions(positions.to_numpy(zero_copy_only=False))

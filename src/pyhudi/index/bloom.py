@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyhudi.codec.bloom import FOOTER_MAX_KEY, FOOTER_MIN_KEY, read_footer_bloom
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.config import index as index_keys
+from pyhudi.file_group.control_columns import POSITION
 from pyhudi.model.file import BaseFile
 from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
@@ -27,6 +28,7 @@ from pyhudi.writer.config import WriteConfig
 
 _RANGE_DDL = "partition string, file_id string, file_name string, path string, min_key string, max_key string"
 _MATCH_DDL = f"{RECORD_KEY} string, __pyhudi_loc_partition string, __pyhudi_loc_fid string, __pyhudi_loc_base string"
+_POSITION_DDL = f", {POSITION} bigint"
 
 
 def _read_ranges(storage: Storage):  # type: ignore[no-untyped-def]
@@ -49,10 +51,11 @@ def _read_ranges(storage: Storage):  # type: ignore[no-untyped-def]
     return run
 
 
-def _check_file(storage: Storage):  # type: ignore[no-untyped-def]
+def _check_file(storage: Storage, positions: bool):  # type: ignore[no-untyped-def]
     def run(group: pa.Table) -> pa.Table:
         path = group.column("path")[0].as_py()
         keys = group.column(RECORD_KEY).combine_chunks()
+        rows = pa.nulls(0, pa.int64())
         with storage.open_input(path) as handle:
             parquet = pq.ParquetFile(handle)
             bloom = read_footer_bloom(parquet.metadata.metadata)
@@ -60,9 +63,10 @@ def _check_file(storage: Storage):  # type: ignore[no-untyped-def]
                 keys = keys.filter(pa.array(bloom.might_contain_keys(keys)))
             if len(keys):
                 stored = parquet.read(columns=[RECORD_KEY]).column(RECORD_KEY)
-                keys = keys.filter(pc.is_in(keys, value_set=stored.combine_chunks()))
+                found = pc.index_in(keys, value_set=stored.combine_chunks())
+                keys, rows = keys.filter(found.is_valid()), found.drop_null().cast(pa.int64())
         n = len(keys)
-        return pa.table(
+        located = pa.table(
             {
                 RECORD_KEY: keys,
                 "__pyhudi_loc_partition": pa.repeat(group.column("partition")[0].as_py(), n).cast(
@@ -76,6 +80,7 @@ def _check_file(storage: Storage):  # type: ignore[no-untyped-def]
                 ),
             }
         )
+        return located.append_column(POSITION, rows) if positions else located
 
     return run
 
@@ -86,7 +91,10 @@ def bloom_candidate_locations(
     files: list[BaseFile],
     incoming: DataFrame,
     cfg: WriteConfig,
+    positions: bool = False,
 ) -> DataFrame:
+    """The (key, partition, file id, base file name[, row position]) of the incoming keys found
+    in the candidate files."""
     rows = [(f.partition_path, f.file_id, f.file_name, ctx.path(f.relative_path)) for f in files]
     listing = spark.createDataFrame(
         rows, "partition string, file_id string, file_name string, path string"
@@ -106,4 +114,5 @@ def bloom_candidate_locations(
     candidates = keys.join(F.broadcast(ranges), on=condition, how="inner").select(
         RECORD_KEY, "partition", "file_id", "file_name", "path"
     )
-    return candidates.groupBy("path").applyInArrow(_check_file(ctx.storage), _MATCH_DDL)
+    schema = _MATCH_DDL + (_POSITION_DDL if positions else "")
+    return candidates.groupBy("path").applyInArrow(_check_file(ctx.storage, positions), schema)

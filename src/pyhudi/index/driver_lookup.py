@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,6 +35,7 @@ LOCATED_SCHEMA = pa.schema(
         pa.field(PARTITION_PATH, pa.string()),
         pa.field("file_id", pa.string()),
         pa.field("base_file_name", pa.string()),
+        pa.field("position", pa.int64()),
     ]
 )
 
@@ -59,8 +61,8 @@ def driver_lookup_files(
 
 
 def locate_on_driver(ctx: TableContext, files: list[BaseFile], incoming: pa.Table) -> pa.Table:
-    """(record key, partition, file id, base file name) of the `incoming` (key, partition) pairs
-    found in `files` (`LOCATED_SCHEMA`)."""
+    """(record key, partition, file id, base file name, row position in it) of the `incoming`
+    (key, partition) pairs found in `files` (`LOCATED_SCHEMA`)."""
     wanted: dict[str, pa.Array] = {}
     for partition in pc.unique(incoming.column(PARTITION_PATH)).to_pylist():
         keys = incoming.filter(pc.equal(incoming.column(PARTITION_PATH), partition))
@@ -70,7 +72,9 @@ def locate_on_driver(ctx: TableContext, files: list[BaseFile], incoming: pa.Tabl
     def located(base: BaseFile) -> pa.Table:
         path = ctx.path(base.relative_path)
         keys = read_base_file(ctx.storage, path, [RECORD_KEY]).column(RECORD_KEY)
-        found = pc.unique(keys.filter(pc.is_in(keys, value_set=wanted[base.partition_path])))
+        found_at = pc.is_in(keys, value_set=wanted[base.partition_path])
+        rows = np.flatnonzero(found_at.to_numpy(zero_copy_only=False))
+        found = keys.take(rows)  # a base file holds each key once
         n = len(found)
         return pa.table(
             [
@@ -78,6 +82,7 @@ def locate_on_driver(ctx: TableContext, files: list[BaseFile], incoming: pa.Tabl
                 pa.repeat(base.partition_path, n).cast(pa.string()),
                 pa.repeat(base.file_id, n).cast(pa.string()),
                 pa.repeat(base.file_name, n).cast(pa.string()),
+                pa.array(rows, pa.int64()),
             ],
             schema=LOCATED_SCHEMA,
         )

@@ -20,11 +20,14 @@ def tag_locations(
     cfg: WriteConfig,
     partitions: list[str] | None,
     incoming_rows: int | None = None,
+    positions: bool = False,
 ) -> DataFrame:
-    """`incoming` plus the location columns (`pyhudi.index.simple.LOC_*`; null for new keys)."""
+    """`incoming` plus the location columns (`pyhudi.index.simple.LOC_*`; null for new keys).
+    `positions`: plus `control_columns.POSITION` where the index reads the base files' keys (the
+    file-based indexes; the record index knows no row positions and leaves it out)."""
     if cfg.index_type == "RECORD_INDEX":
         return tag_with_record_index(spark, ctx, incoming)
-    return tag_by_files(spark, ctx, incoming, cfg, partitions, incoming_rows)
+    return tag_by_files(spark, ctx, incoming, cfg, partitions, incoming_rows, positions)
 
 
 def locates_exactly(cfg: WriteConfig) -> bool:

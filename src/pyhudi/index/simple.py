@@ -5,6 +5,10 @@
 * BLOOM / GLOBAL_BLOOM: candidate files are first pruned by footer min/max keys and the bloom
   filter (in tasks), and only the surviving files' keys are read and checked.
 Non-global indexes match on (record key, partition path); global ones on the record key alone.
+With `positions`, the lookup also returns each match's row position in its base file
+(`control_columns.POSITION`, read as `_metadata.row_index` with the keys, or found where the bloom
+index checks the candidate file's keys): the MOR log append's RECORD_POSITIONS header, as Hudi
+takes it from the record's current location.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.file_group.control_columns import POSITION
 from pyhudi.file_group.log_scan import InstantFilter, log_records, queued_blocks
 from pyhudi.index.bloom import bloom_candidate_locations
 from pyhudi.keygen.spark import with_key_columns
@@ -34,6 +39,7 @@ LOCATION_SCHEMA = T.StructType(
         T.StructField(LOC_BASE, T.StringType()),
     ]
 )
+POSITION_FIELD = T.StructField(POSITION, T.LongType())
 _KEY_COLUMNS_DDL = f"`{RECORD_KEY}` string, `{PARTITION_PATH}` string"
 #: Incoming batches up to this many records get the table's matching keys broadcast to them (no
 #: shuffle of the incoming records for the location join); larger ones use a shuffled join.
@@ -50,12 +56,21 @@ def base_files_for_index(ctx: TableContext, partitions: Iterable[str] | None) ->
     return files
 
 
+def location_schema(positions: bool) -> T.StructType:
+    """`LOCATION_SCHEMA`, plus the row position column when the lookup returns positions."""
+    return T.StructType([*LOCATION_SCHEMA.fields, POSITION_FIELD]) if positions else LOCATION_SCHEMA
+
+
 def existing_locations(
-    spark: SparkSession, ctx: TableContext, files: list[BaseFile], cfg: WriteConfig
+    spark: SparkSession,
+    ctx: TableContext,
+    files: list[BaseFile],
+    cfg: WriteConfig,
+    positions: bool = False,
 ) -> DataFrame:
-    """(record key, partition, file id, base file name) of every record in `files`."""
+    """(record key, partition, file id, base file name[, row position]) of every record in `files`."""
     if not files:
-        return spark.createDataFrame([], LOCATION_SCHEMA)
+        return spark.createDataFrame([], location_schema(positions))
     uris = [ctx.storage.uri(ctx.path(f.relative_path)) for f in files]
     if ctx.config.populate_meta_fields:
         # The two key columns only, by name: no schema inference job over the files' footers.
@@ -68,12 +83,15 @@ def existing_locations(
             PARTITION_PATH,
         )
     file_name = F.col("_metadata.file_name")
-    return data.select(
+    columns = [
         F.col(RECORD_KEY),
         F.col(PARTITION_PATH).alias(LOC_PARTITION),
         F.substring_index(file_name, "_", 1).alias(LOC_FID),
         file_name.alias(LOC_BASE),
-    )
+    ]
+    if positions:
+        columns.append(F.col("_metadata.row_index").alias(POSITION))
+    return data.select(*columns)
 
 
 def log_only_locations(
@@ -125,17 +143,21 @@ def tag_locations(
     cfg: WriteConfig,
     partitions: list[str] | None,
     incoming_rows: int | None = None,
+    positions: bool = False,
 ) -> DataFrame:
     """`incoming` plus the location columns (null for keys not in the table). `incoming_rows`, when
-    known and small enough, lets the matches be broadcast to the incoming records."""
+    known and small enough, lets the matches be broadcast to the incoming records. `positions`:
+    plus `control_columns.POSITION` (the row in the located base file; null without one)."""
     files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
     if cfg.index_type in ("BLOOM", "GLOBAL_BLOOM") and files:
-        locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg)
+        locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg, positions)
     else:
-        locations = existing_locations(spark, ctx, files, cfg)
+        locations = existing_locations(spark, ctx, files, cfg, positions)
     if ctx.config.is_merge_on_read:
         in_logs = log_only_locations(spark, ctx, None if cfg.is_global_index else partitions)
         if in_logs is not None:
+            if positions:  # keys in logs only: no base file row
+                in_logs = in_logs.withColumn(POSITION, F.lit(None).cast(T.LongType()))
             locations = locations.unionByName(in_logs)
     # First narrow the table's keys to the incoming ones with a broadcast semi-join (no shuffle of
     # the whole index), then attach the few matches to the incoming records.
@@ -168,5 +190,6 @@ __all__ = [
     "LOC_FID",
     "LOC_PARTITION",
     "existing_locations",
+    "location_schema",
     "tag_locations",
 ]

@@ -19,10 +19,10 @@ from pyspark.sql import DataFrame
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
 from pyhudi.config import write as write_keys
 from pyhudi.file_group.base_file import BaseFileWriter
-from pyhudi.file_group.control_columns import CONTROL_COLUMNS, DELETE, FID, LOCATED
+from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID, LOCATED, POSITION
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.index_results import log_key_changes
-from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
+from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
 from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, stats_table
 from pyhudi.model.enums import BaseFileFormat, IOType
@@ -60,10 +60,11 @@ def mor_file_group_function(
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
         deletes = pc.fill_null(group.column(DELETE), False)
         located = group.column(LOCATED) if LOCATED in group.column_names else None
-        records = group.drop_columns(
-            [c for c in (*CONTROL_COLUMNS, LOCATED) if c in group.schema.names]
-        )
         state = states.get(file_id)
+        positions = _known_positions(group, deletes, state)
+        records = group.drop_columns(
+            [c for c in (*CONTROL_COLUMNS, LOCATED, POSITION) if c in group.schema.names]
+        )
         if state is None:
             return _create(spec, partition, file_id, token, pid, records.filter(pc.invert(deletes)))
         if file_id in merge_fids and state.base_file_name and not state.log_file_names:
@@ -96,12 +97,29 @@ def mor_file_group_function(
             upserts,
             records.filter(deletes),
             num_updates=upserts.num_rows,
+            positions=positions,
         )
         if spec.collect_keys:
             row.update(log_key_changes(records.column(RECORD_KEY), deletes, located))
         return stats_table([row])
 
     return run
+
+
+def _known_positions(
+    group: pa.Table, deletes: pa.ChunkedArray, state: SliceState | None
+) -> KnownPositions | None:
+    """The row positions the index lookup found (`POSITION`), when they are rows of the base file
+    of the slice the log goes to (every positioned record is routed to that file); else None (the
+    append task finds them from the base file's keys, if it writes positions)."""
+    if POSITION not in group.column_names or state is None or state.base_file_name is None:
+        return None
+    positions = group.column(POSITION)
+    positioned = pc.is_valid(positions)
+    bases = pc.fill_null(pc.equal(group.column(BASE), state.base_file_name), False)
+    if pc.any(pc.and_(positioned, pc.invert(bases))).as_py():
+        return None
+    return KnownPositions(positions.filter(pc.invert(deletes)), positions.filter(deletes))
 
 
 def _create(spec, partition, file_id, token, pid, inserts: pa.Table) -> pa.Table:  # type: ignore[no-untyped-def]
@@ -113,13 +131,15 @@ def _create(spec, partition, file_id, token, pid, inserts: pa.Table) -> pa.Table
     return stats_table([writer.close()])
 
 
-def _writes_positions(job: WriteJob) -> bool:
-    """Log blocks carry record positions: not under the bucket index, which routes records
-    without looking their keys up (Hudi's bucket index leaves them without positions too), so
-    finding them would cost a read of every appended group's base-file keys."""
+def writes_positions(job: WriteJob) -> bool:
+    """Log blocks carry record positions (the index lookup returns them, `control_columns.POSITION`):
+    not under the bucket index, which routes records without looking their keys up (Hudi's bucket
+    index leaves them without positions too), so finding them would cost a read of every appended
+    group's base-file keys."""
     config = job.ctx.config
     return (
-        write_keys.WRITE_RECORD_POSITIONS.get(job.cfg.options)
+        job.cfg.is_merge_on_read
+        and write_keys.WRITE_RECORD_POSITIONS.get(job.cfg.options)
         and job.cfg.index_type != "BUCKET"
         and config.populate_meta_fields
         and config.base_file_format is BaseFileFormat.PARQUET
@@ -134,14 +154,14 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         ),
         block_format=write_keys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
         compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
-        record_positions=_writes_positions(job),
+        record_positions=writes_positions(job),
     )
     function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
     data = records.drop(
         *[
             c
             for c in records.columns
-            if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS and c != LOCATED
+            if c.startswith("__pyhudi_") and c not in (*CONTROL_COLUMNS, LOCATED, POSITION)
         ]
     )
     # Appending a log file costs what its records cost; only small-file merges rewrite a base file.

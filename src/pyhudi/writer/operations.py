@@ -14,7 +14,7 @@ from pyhudi.config import index as index_keys
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import PendingServiceError
 from pyhudi.file_group.bulk_insert import bulk_insert_function
-from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
+from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID, POSITION
 from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
@@ -29,7 +29,7 @@ from pyhudi.writer import partitioner, small_batch
 from pyhudi.writer.bucket_load import LOADS, load_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
-from pyhudi.writer.mor import write_file_groups_mor
+from pyhudi.writer.mor import write_file_groups_mor, writes_positions
 from pyhudi.writer.prepare import deduplicate
 
 
@@ -200,7 +200,9 @@ def upsert(job: WriteJob) -> Outcome:
                 routed = small_batch.tagged_on_driver(job, records, files)
                 reject_updates_under_clustering(job, routed, FID)
                 return Outcome(_write_groups(job, routed))
-        tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions, rows)
+        tagged = tag_locations(
+            job.spark, job.ctx, records, job.cfg, partitions, rows, writes_positions(job)
+        )
         tagged = _route_global_moves(job, tagged)
         tagged = checkpointed(with_located(tagged, job.cfg, job.spec.collect_keys))
         try:
@@ -243,6 +245,8 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
         .withColumn(LOC_FID, F.lit(None).cast("string"))
         .withColumn(LOC_BASE, F.lit(None).cast("string"))
     )
+    if POSITION in tagged.columns:  # an insert into its new partition: no base file row
+        arrivals = arrivals.withColumn(POSITION, F.lit(None).cast("long"))
     departures = (
         tagged.filter(moved)
         .withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
@@ -259,7 +263,9 @@ def delete(job: WriteJob) -> Outcome:
         keys = [RECORD_KEY] if job.cfg.is_global_index else [RECORD_KEY, PARTITION_PATH]
         records = records.dropDuplicates(keys)
     partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
-    tagged = tag_locations(job.spark, job.ctx, records, job.cfg, partitions)
+    tagged = tag_locations(
+        job.spark, job.ctx, records, job.cfg, partitions, positions=writes_positions(job)
+    )
     if job.cfg.is_global_index:
         tagged = tagged.withColumn(PARTITION_PATH, F.col(LOC_PARTITION))
     tagged = with_located(tagged, job.cfg, job.spec.collect_keys)

@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
-from pyhudi.file_group.control_columns import BASE, DELETE, FID
+from pyhudi.file_group.control_columns import BASE, DELETE, FID, POSITION
 from pyhudi.index.driver_lookup import locate_on_driver
 from pyhudi.model.file import BaseFile
 from pyhudi.writer import partitioner
@@ -33,14 +33,15 @@ _ROUTE_SCHEMA = pa.schema(
         pa.field(PARTITION_PATH, pa.string()),
         pa.field(FID, pa.string()),
         pa.field(BASE, pa.string()),
+        pa.field(POSITION, pa.int64()),
         pa.field(NEW, pa.bool_()),
     ]
 )
 
 
 def tagged_on_driver(job: WriteJob, records: DataFrame, files: list[BaseFile]) -> DataFrame:
-    """`records` with their file group (`FID`, `BASE`): updates where the index found the key,
-    inserts where the partitioner put them."""
+    """`records` with their file group (`FID`, `BASE`): updates where the index found the key
+    (with its row in that base file, `POSITION`), inserts where the partitioner put them."""
     incoming = records.select(RECORD_KEY, PARTITION_PATH).toArrow()
     pairs = incoming.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
     located = locate_on_driver(job.ctx, files, pairs)
@@ -51,6 +52,7 @@ def tagged_on_driver(job: WriteJob, records: DataFrame, files: list[BaseFile]) -
             located.column(PARTITION_PATH),
             located.column("file_id"),
             located.column("base_file_name"),
+            located.column("position"),
             pa.repeat(False, located.num_rows),
         ],
         schema=_ROUTE_SCHEMA,
@@ -98,6 +100,7 @@ def _inserts_routed(job: WriteJob, new_keys: pa.Table) -> pa.Table:
             new_keys.column(PARTITION_PATH),
             pa.array(fids, pa.string()),
             pa.array(bases, pa.string()),
+            pa.nulls(new_keys.num_rows, pa.int64()),
             pa.repeat(True, new_keys.num_rows),
         ],
         schema=_ROUTE_SCHEMA,
