@@ -104,7 +104,7 @@ def _holds(row, condition):
     return {"=": row[column] == value, ">": row[column] > value}[op]
 
 
-def test_projected_reads_hand_over_only_the_used_columns(spark, tmp_path, pass_one):
+def test_projected_reads_with_updates_and_deletes(spark, tmp_path, pass_one):
     path = str(tmp_path / "t")
     options = {**trips_options(), **MOR}
     _write(spark, path, df_of(spark, trips(0, 60)), options, "bulk_insert")

@@ -63,10 +63,8 @@ def dataframe_for_plan(
     used = _used_columns(plan, columns, spark_schema(plan, output=True))
     parts = []
     paths = [ctx.path(s.base_file.relative_path) for s in plan.base_only]  # type: ignore[union-attr]
-    # Only the used columns, in the schema's order: the MOR log rows leave Python with just these.
-    keep = [name for name in schema.names if name in used] if used else None
     if plan.with_logs:  # base files without deletes join the base-only files' scan
-        parts.append(read_log_slices(spark, ctx, plan, schema, paths, keep))
+        parts.append(read_log_slices(spark, ctx, plan, schema, paths))
     elif paths:
         parts.append(
             base_files_frame(spark, ctx.storage, paths, schema, ctx.config.base_file_format)
@@ -80,8 +78,6 @@ def dataframe_for_plan(
         if rest:
             parts.append(arrow_slices_frame(spark, ctx, plan, rest, schema))
 
-    if keep is not None:
-        parts = [part.select(*(F.col(f"`{name}`") for name in keep)) for part in parts]
     df = parts[0] if parts else spark.createDataFrame([], schema)
     for other in parts[1:]:
         df = df.unionByName(other)

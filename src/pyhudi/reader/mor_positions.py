@@ -76,16 +76,11 @@ def read_by_position(
     schema: T.StructType,
     plain_paths: Sequence[str] = (),
     log_bytes: int = -1,
-    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """The snapshot of `tasks`' slices, plus a plain scan of `plain_paths` (base-only slices).
 
     `log_bytes`: the size of the slices' log files (-1: unknown), for choosing where pass 1 runs.
-    `columns`: only these columns of `schema` (all when None); pass 2 then hands only them from
-    Python to Spark (Spark cannot prune the output of a `mapInArrow`, and the log rows' other
-    columns cost as much to hand over as to decode).
     """
-    out = projected(schema, columns)
     with_base = [t for t in tasks if t.base_file]
     collected = _deletes(spark, with_base, log_bytes) if with_base else None
     positions, lost = _collected(collected)
@@ -102,19 +97,10 @@ def read_by_position(
         else:
             kept = base.filter(_not_dropped(words))
         parts.append(kept)
-    parts = [part.select(*(F.col(f"`{name}`") for name in out.names)) for part in parts]
-    frame = _live_frame(spark, tasks, lost, out)
+    frame = _live_frame(spark, tasks, lost, schema)
     for part in reversed(parts):
         frame = part.unionByName(frame)
     return frame
-
-
-def projected(schema: T.StructType, columns: Sequence[str] | None) -> T.StructType:
-    """`schema` restricted to `columns` (in the schema's order); all of it when None."""
-    if columns is None:
-        return schema
-    wanted = set(columns)
-    return T.StructType([field for field in schema.fields if field.name in wanted])
 
 
 def _scan(
@@ -182,8 +168,7 @@ def _live_frame(
     lost: dict[str, tuple[str, ...]],
     schema: T.StructType,
 ) -> DataFrame:
-    """Pass 2: the surviving log rows of every slice (the columns of `schema` only), decoded in
-    the query's tasks."""
+    """Pass 2: the surviving log rows of every slice, decoded in the query's tasks."""
     target = to_arrow_schema(schema, timezone="UTC")
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

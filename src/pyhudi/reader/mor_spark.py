@@ -30,7 +30,7 @@ from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
 from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.reader.base_files import base_files_frame
-from pyhudi.reader.mor_positions import projected, read_by_position, reads_by_position
+from pyhudi.reader.mor_positions import read_by_position, reads_by_position
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark_env import default_parallelism
@@ -77,22 +77,18 @@ def read_log_slices(
     plan: ReadPlan,
     schema: T.StructType,
     plain_paths: Sequence[str] = (),
-    columns: Sequence[str] | None = None,
 ) -> DataFrame:
-    """The snapshot of the plan's slices with logs, plus a plain scan of `plain_paths`; with
-    `columns`, only those columns of `schema` (in its order)."""
+    """The snapshot of the plan's slices with logs, plus a plain scan of `plain_paths`."""
     tasks = slice_tasks(ctx, plan, plan.with_logs)
     if reads_by_position(ctx, tasks):
         sizes = [log.size_bytes for s in plan.with_logs for log in s.log_files]
         log_bytes = -1 if any(size < 0 for size in sizes) else sum(sizes)
-        return read_by_position(spark, ctx, tasks, schema, plain_paths, log_bytes, columns)
+        return read_by_position(spark, ctx, tasks, schema, plain_paths, log_bytes)
     merged = _merge_by_key(spark, ctx, tasks, schema)
-    if plain_paths:
-        plain = base_files_frame(
-            spark, ctx.storage, plain_paths, schema, ctx.config.base_file_format
-        )
-        merged = plain.unionByName(merged)
-    return merged.select(*(F.col(f"`{name}`") for name in projected(schema, columns).names))
+    if not plain_paths:
+        return merged
+    plain = base_files_frame(spark, ctx.storage, plain_paths, schema, ctx.config.base_file_format)
+    return plain.unionByName(merged)
 
 
 def _merge_by_key(
