@@ -28,6 +28,7 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.lock import write_scope_lock
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.partition_check import partition_errors_named
 from pyhudi.writer.pipeline import checked_records, commit_prepared
 from pyhudi.writer.prepare import prepare_records
 
@@ -78,10 +79,14 @@ def write(
 
     table_schema = table_arrow_schema(existing) if existing else None
     records, data_schema = prepare_records(df, cfg, table_schema)
-    # Checked before the table or the instant is created (with the counts an upsert needs).
-    records, counts = checked_records(records, cfg, existing)
-    with write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options):
-        ctx, result = commit_prepared(records, path, cfg, data_schema, existing, counts)
+    # Checked before the table or the instant is created (with the counts an upsert needs), or
+    # by the write job of a load (its instant rolled back on a bad value, then the record named).
+    checked, counts = checked_records(records, cfg, existing)
+    with (
+        write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options),
+        partition_errors_named(records, cfg.keygen),
+    ):
+        ctx, result = commit_prepared(checked, path, cfg, data_schema, existing, counts)
         return run_inline_services(records.sparkSession, ctx, cfg, result)
 
 

@@ -2,9 +2,12 @@
 opens its bucket's new file group, so the write is one shuffle by (partition path, bucket) and
 tasks that stream each bucket into its new base file (`file_group.bulk_insert.bucket_load_function`).
 
-The job that checks partition values before the instant also counts the records per partition
-path (`writer.partition_check.check_and_count`, when `loads_new_buckets`): with those counts the
-buckets are packed into one write task per core (or `hoodie.bulkinsert.shuffle.parallelism`
+When every partition's buckets split evenly over the write tasks (`counts_pack_buckets` false:
+the number of buckets a multiple of the tasks), bucket `b` goes to task `b % tasks` and the
+partition check rides on the write job (`writer.partition_check.guarded`): no job before the
+write. Otherwise the job that checks partition values before the instant also counts the records
+per partition path (`writer.partition_check.check_and_count`): with those counts the buckets are
+packed into one write task per core (or `hoodie.bulkinsert.shuffle.parallelism`
 tasks) by their expected rows (`bucket_tasks`) and shuffled there by id (`repartitionById`, Spark
 4.1+): a balanced write stage, where hashing 20 buckets let adaptive execution coalesce them into
 3 tasks on 2 cores (one core idle for the last third). Without counts, on Spark 4.0 or beyond
@@ -16,7 +19,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
@@ -45,6 +48,22 @@ def loads_new_buckets(cfg: WriteConfig, existing: TableContext | None) -> bool:
     return existing is None or not existing_buckets(existing)
 
 
+def _write_tasks(cfg: WriteConfig, spark: SparkSession) -> int:
+    return cfg.parallelism if cfg.parallelism > 0 else default_parallelism(spark)
+
+
+def counts_pack_buckets(cfg: WriteConfig, spark: SparkSession) -> bool:
+    """A bucket load needs its records counted per partition to balance its write tasks unless
+    every partition has a multiple of the tasks' number of buckets: then bucket `b` goes to task
+    `b % tasks` (`_shuffled`), each task gets the same share of every partition (buckets of one
+    partition hold the same rows in expectation: the hash spreads keys evenly), and the load
+    skips the counting job (its partition check rides on the write, `partition_check.guarded`).
+    On Spark 4.0 (no `repartitionById`) the load hashes anyway: no counts either."""
+    if not hasattr(DataFrame, "repartitionById"):
+        return False
+    return index_keys.BUCKET_NUM.get(cfg.options) % _write_tasks(cfg, spark) != 0
+
+
 def load_new_buckets(
     job: WriteJob, records: DataFrame, bucket_of: Callable[[Column], Column]
 ) -> list[dict]:
@@ -63,8 +82,10 @@ def _shuffled(job: WriteJob, data: DataFrame) -> DataFrame:
     """`data` shuffled so that each (partition path, bucket) is in one task: packed into the tasks
     by their expected rows when `packed_tasks` can (`bucket_tasks`); else hashed."""
     num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
-    tasks = job.cfg.parallelism if job.cfg.parallelism > 0 else default_parallelism(job.spark)
+    tasks = _write_tasks(job.cfg, job.spark)
     by_id = hasattr(data, "repartitionById")  # Spark 4.1+
+    if by_id and job.incoming_counts is None and num_buckets % tasks == 0:
+        return data.repartitionById(tasks, F.pmod(F.col(BUCKET_COLUMN), F.lit(tasks)).cast("int"))
     table = packed_tasks(job.incoming_counts, num_buckets, tasks, by_id=by_id)
     if table is None:
         keys = [PARTITION_PATH, BUCKET_COLUMN]

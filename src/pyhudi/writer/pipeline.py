@@ -27,17 +27,19 @@ from pyhudi.keygen.spark import KEY_ERROR_PREFIX
 from pyhudi.metadata.record_index_lookup import require_record_index
 from pyhudi.metadata.writer import ensure_record_index, wanted_index_results
 from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
 from pyhudi.spark_env import checkpointed, release
+from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import is_multi_writer
-from pyhudi.writer.bucket_load import loads_new_buckets
+from pyhudi.writer.bucket_load import counts_pack_buckets, loads_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
 from pyhudi.writer.operations import OPERATIONS, counts_before_instant
-from pyhudi.writer.partition_check import check_and_count, check_partition_values
+from pyhudi.writer.partition_check import check_and_count, check_partition_values, guarded
 from pyhudi.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -60,10 +62,12 @@ def commit_prepared(
     """Write prepared records as one instant (the caller holds the table lock); a table this write
     created is removed again when nothing got committed. `incoming_counts`: the records per
     partition path when `checked_records` counted them."""
-    created = False
+    created, new_folder = False, False
     if existing is not None:
         existing.reload()  # services may have committed while this write waited for the lock
     else:
+        storage, base = Storage.for_uri(path)
+        new_folder = not storage.exists(base)
         existing, created = _create_table(path, cfg, data_schema)
     ctx = existing
     try:
@@ -71,9 +75,9 @@ def commit_prepared(
     except BaseException:
         # Under OCC another writer may be starting on the table this write created: keep it.
         if created and not is_multi_writer(cfg.options) and not ctx.reload().active.timeline:
-            ctx.storage.delete_dir(
-                ctx.meta_path
-            )  # nothing was ever committed: leave no table behind
+            ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: no table
+            if new_folder and not ctx.storage.list_dir(ctx.base_path):
+                ctx.storage.delete_dir(ctx.base_path)  # the folder this write made (rolled back)
         raise
 
 
@@ -126,10 +130,16 @@ def checked_records(
     """Check the partition values of prepared records (before any table or instant exists).
     An upsert that counts its records per partition first gets them checkpointed and counted by
     the checking job (`check_and_count`): (the checkpointed records, their counts). A bucket load
-    (`existing`: the table, if any, has no buckets yet) gets its counts from that job too, to give
-    every bucket its own task; nothing is checkpointed (the load reads the records once)."""
+    (`existing`: the table, if any, has no buckets yet) gets its counts from that job too when
+    they pack its buckets into tasks (`counts_pack_buckets`); nothing is checkpointed. A
+    `bulk_insert` and a bucket load without counts are checked by their write job instead
+    (`partition_check.guarded`; the caller wraps the write in `partition_errors_named`)."""
     if loads_new_buckets(cfg, existing):
+        if not counts_pack_buckets(cfg, records.sparkSession):
+            return guarded(records, cfg.keygen), None
         return records, check_and_count(records, cfg.keygen)
+    if cfg.operation is WriteOperationType.BULK_INSERT:
+        return guarded(records, cfg.keygen), None  # checked by the write job itself
     if not counts_before_instant(cfg):
         check_partition_values(records, cfg.keygen)
         return records, None
