@@ -122,3 +122,19 @@ def upsert_batch(spark: SparkSession, rows: int = ROWS) -> DataFrame:
     )
     inserts = source_data(spark, rows // 50, start=rows)
     return updates.unionByName(inserts)
+
+
+def profile_session(app: str, ui_port: str | None = None) -> SparkSession:
+    """The local 2-core session the `profile_*` scripts run in, with the UI (and its REST API,
+    for stage metrics) on `ui_port` (`PYHUDI_PROFILE_UI_PORT` overrides it)."""
+    from pyhudi.spark.session import local_session
+
+    conf = {
+        "spark.driver.memory": "10g",
+        "spark.sql.shuffle.partitions": "16",
+        "spark.ui.enabled": "true",
+    }
+    port = os.environ.get("PYHUDI_PROFILE_UI_PORT", ui_port)
+    if port:
+        conf["spark.ui.port"] = port
+    return local_session(app, cores=2, conf=conf)

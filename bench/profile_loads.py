@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import pyhudi
-from bench.common import HUDI_OPTIONS, fresh, materialize, path, source_data
+from bench.common import HUDI_OPTIONS, fresh, materialize, path, profile_session, source_data
 from bench.profile_reads import stages
 from bench.upserts import BUCKET
 from pyhudi.file_group.control_columns import DELETE
@@ -159,18 +159,7 @@ def task(spark: SparkSession) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from pyhudi.spark.session import local_session
-
-    spark = local_session(
-        "pyhudi-profile-loads",
-        cores=2,
-        conf={
-            "spark.driver.memory": "10g",
-            "spark.sql.shuffle.partitions": "16",
-            "spark.ui.enabled": "true",
-            "spark.ui.port": os.environ.get("PYHUDI_PROFILE_UI_PORT", "4078"),
-        },
-    )
+    spark = profile_session("pyhudi-profile-loads", "4078")
     if "task" in argv:
         task(spark)
     else:

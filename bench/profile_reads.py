@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 import pyhudi
 from bench.bootstrap import _options, existing_table
-from bench.common import fresh, path
+from bench.common import fresh, path, profile_session
 
 RUNS = 3
 
@@ -145,17 +145,7 @@ def skeleton_floor(spark: SparkSession, source: str, target: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from pyhudi.spark.session import local_session
-
-    spark = local_session(
-        "pyhudi-profile",
-        cores=2,
-        conf={
-            "spark.driver.memory": "10g",
-            "spark.sql.shuffle.partitions": "16",
-            "spark.ui.enabled": "true",
-        },
-    )
+    spark = profile_session("pyhudi-profile")
     for name in argv or ["mor", "bootstrap_read", "bootstrap"]:
         print(f"== {name}")
         globals()[name](spark)

@@ -21,6 +21,7 @@ from bench.common import (
     fresh,
     materialize,
     path,
+    profile_session,
     source_data,
     upsert_batch,
 )
@@ -303,18 +304,7 @@ def _summary(times: dict[str, list[float]]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from pyhudi.spark.session import local_session
-
-    spark = local_session(
-        "pyhudi-profile-writes",
-        cores=2,
-        conf={
-            "spark.driver.memory": "10g",
-            "spark.sql.shuffle.partitions": "16",
-            "spark.ui.enabled": "true",
-            "spark.ui.port": os.environ.get("PYHUDI_PROFILE_UI_PORT", "4077"),
-        },
-    )
+    spark = profile_session("pyhudi-profile-writes", "4077")
     for name in argv or ["bulk", "upsert", "small", "driver"]:
         print(f"== {name}", flush=True)
         globals()[name](spark)

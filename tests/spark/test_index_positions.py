@@ -18,6 +18,7 @@ from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
+from pyhudi.codec.log.block import LogBlock
 from pyhudi.codec.log.positions import encode_positions
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, arrow_to_avro_json
@@ -139,40 +140,21 @@ def test_append_with_index_positions_reads_no_base_file(spark, tmp_path):
         "avro",
         record_positions=True,
     )
-    known = KnownPositions(pa.array([70_000, 3], pa.int64()), pa.array([], pa.int64()))
-    row = append_log(
-        spec,
-        log_spec,
-        state,
-        "sf",
-        "f1-0",
-        "0-1-1",
-        0,
-        records,
-        records.slice(0, 0),
-        num_updates=2,
-        positions=known,
-    )
-    with open(os.path.join(path, "sf", row["file_name"]), "rb") as handle:
-        (block,) = iter_blocks(handle.read(), read_content=False)
+
+    def appended(state: SliceState, token: str, upserts: pa.Array) -> tuple[dict, LogBlock]:
+        positions = KnownPositions(upserts, pa.array([], pa.int64()))
+        row = append_log(
+            spec, log_spec, state, "sf", "f1-0", token, 0, records, records.slice(0, 0),
+            num_updates=2, positions=positions,
+        )  # fmt: skip
+        with open(os.path.join(path, "sf", row["file_name"]), "rb") as handle:
+            (block,) = iter_blocks(handle.read(), read_content=False)
+        return row, block
+
+    row, block = appended(state, "0-1-1", pa.array([70_000, 3], pa.int64()))
     assert block.header[HeaderMetadataType.RECORD_POSITIONS] == encode_positions(
         np.array([3, 70_000])
     )
-    unknown = KnownPositions(pa.array([None, 3], pa.int64()), pa.array([], pa.int64()))
     state2 = SliceState(state.base_instant, state.base_file_name, (row["file_name"],), 2)
-    row = append_log(
-        spec,
-        log_spec,
-        state2,
-        "sf",
-        "f1-0",
-        "0-1-2",
-        0,
-        records,
-        records.slice(0, 0),
-        num_updates=2,
-        positions=unknown,
-    )
-    with open(os.path.join(path, "sf", row["file_name"]), "rb") as handle:
-        (block,) = iter_blocks(handle.read(), read_content=False)
+    _, block = appended(state2, "0-1-2", pa.array([None, 3], pa.int64()))
     assert HeaderMetadataType.RECORD_POSITIONS not in block.header  # an insert: no header
