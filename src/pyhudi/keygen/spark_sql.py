@@ -21,9 +21,14 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def sql_identifier(name: str) -> str:
+    """`name` as one back-quoted SQL identifier (dots and back-quotes in it kept)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def sql_name(name: str) -> str:
     """A (possibly nested, dotted) field name as SQL: each part back-quoted."""
-    return ".".join("`" + part.replace("`", "``") + "`" for part in name.split("."))
+    return ".".join(sql_identifier(part) for part in name.split("."))
 
 
 def sql_type(data_type: T.DataType) -> str:

@@ -41,7 +41,7 @@ from pyhudi.codec.schema import (
 from pyhudi.exceptions import CorruptFileError
 from pyhudi.file_group.stitch import hive_folder_values, with_partition_columns
 from pyhudi.keygen.arrow import record_keys
-from pyhudi.keygen.spark_sql import record_key_sql, sql_string, sql_type
+from pyhudi.keygen.spark_sql import record_key_sql, sql_identifier, sql_string, sql_type
 from pyhudi.keygen.spec import KeyGenSpec, table_keygen_spec
 from pyhudi.model.file import FileSlice
 from pyhudi.reader.pruning import PartitionFilter
@@ -133,13 +133,9 @@ def native_stitched_frame(
     return named.selectExpr(*_stitched_sql(read_schema, schema, keygen, stitched, extra))
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _stored_sql(field: T.StructField, stored: T.StructType) -> str:
     """`field` as the scan stores it, cast when stored as another type, null when not stored."""
-    name = _quoted(field.name)
+    name = sql_identifier(field.name)
     if field.name in stored.names and stored[field.name].dataType == field.dataType:
         return name
     value = name if field.name in stored.names else "NULL"
@@ -159,7 +155,7 @@ def _stitched_sql(
     if len(times) > 1:
         per_file.append(COMMIT_TIME)
     lookup = _per_file_lookup(stitched, per_file)  # one per row: Spark shares it between fields
-    derived = {name: f"{lookup}.{_quoted(name)}" for name in per_file}
+    derived = {name: f"{lookup}.{sql_identifier(name)}" for name in per_file}
     if len(times) <= 1:
         # nullif: a nullable column, as the table's schema (and a skeleton's column) has it
         derived[COMMIT_TIME] = f"nullif({sql_string(times.pop() if times else '')}, '')"
@@ -173,7 +169,7 @@ def _stitched_sql(
         value = derived[field.name]
         if field.dataType != T.StringType():
             value = f"CAST({value} AS {sql_type(field.dataType)})"
-        out.append(f"{value} AS {_quoted(field.name)}")
+        out.append(f"{value} AS {sql_identifier(field.name)}")
     return out
 
 
@@ -190,7 +186,7 @@ def _per_file_lookup(stitched: Sequence[_Stitched], names: Sequence[str]) -> str
             _PREFIX: f.seqno_prefix,
         }
         constants[f.spark_path] = {name: known.get(name) for name in names}
-    entry = ",".join(f"{_quoted(n)}:string" for n in names)
+    entry = ",".join(f"{sql_identifier(n)}:string" for n in names)
     literal = sql_string(json.dumps(constants))
     return (
         f"coalesce(from_json({literal}, 'map<string,struct<{entry}>>')[{_FILE}], "

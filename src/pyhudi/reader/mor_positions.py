@@ -37,6 +37,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.slice_overlay import delete_vector_words, slice_deletes, slice_live_rows
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.keygen.spark_sql import sql_string
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.spark_env import default_parallelism
@@ -190,13 +191,10 @@ def _indices(spark: SparkSession, count: int) -> DataFrame:
 def _not_dropped(words: dict[str, np.ndarray]) -> Column:
     """Keep a row unless its bit is set; one SQL expression (one call into the JVM to build, where
     the same tree of Column calls takes ~150 and each is a round trip under load)."""
-    literal = json.dumps({name: w.tolist() for name, w in words.items()})
-    literal = literal.replace("\\", "\\\\").replace("'", "\\'")  # a SQL string literal
+    literal = sql_string(json.dumps({name: w.tolist() for name, w in words.items()}))
     # A literal map: constant-folded once by the optimizer, then an O(files) lookup per row.
     # try_element_at: NULL (keep the row) for rows past a bitmap's last word, under ANSI mode too.
-    bits = (
-        f"try_element_at(from_json('{literal}', 'map<string,array<bigint>>'), _metadata.file_name)"
-    )
+    bits = f"try_element_at(from_json({literal}, 'map<string,array<bigint>>'), _metadata.file_name)"
     word = f"try_element_at({bits}, cast(shiftright(_metadata.row_index, 6) + 1 as int))"
     return F.expr(f"coalesce(getbit({word}, cast(_metadata.row_index & 63 as int)) = 0, true)")
 

@@ -52,6 +52,11 @@ def _write_tasks(cfg: WriteConfig, spark: SparkSession) -> int:
     return cfg.parallelism if cfg.parallelism > 0 else default_parallelism(spark)
 
 
+def _splits_evenly(num_buckets: int, tasks: int) -> bool:
+    """Every partition's buckets go round the tasks evenly (bucket `b` to task `b % tasks`)."""
+    return num_buckets % tasks == 0
+
+
 def counts_pack_buckets(cfg: WriteConfig, spark: SparkSession) -> bool:
     """A bucket load needs its records counted per partition to balance its write tasks unless
     every partition has a multiple of the tasks' number of buckets: then bucket `b` goes to task
@@ -61,7 +66,7 @@ def counts_pack_buckets(cfg: WriteConfig, spark: SparkSession) -> bool:
     On Spark 4.0 (no `repartitionById`) the load hashes anyway: no counts either."""
     if not hasattr(DataFrame, "repartitionById"):
         return False
-    return index_keys.BUCKET_NUM.get(cfg.options) % _write_tasks(cfg, spark) != 0
+    return not _splits_evenly(index_keys.BUCKET_NUM.get(cfg.options), _write_tasks(cfg, spark))
 
 
 def load_new_buckets(
@@ -84,7 +89,7 @@ def _shuffled(job: WriteJob, data: DataFrame) -> DataFrame:
     num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
     tasks = _write_tasks(job.cfg, job.spark)
     by_id = hasattr(data, "repartitionById")  # Spark 4.1+
-    if by_id and job.incoming_counts is None and num_buckets % tasks == 0:
+    if by_id and job.incoming_counts is None and _splits_evenly(num_buckets, tasks):
         return data.repartitionById(tasks, F.pmod(F.col(BUCKET_COLUMN), F.lit(tasks)).cast("int"))
     table = packed_tasks(job.incoming_counts, num_buckets, tasks, by_id=by_id)
     if table is None:
