@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
+#: pytest-xdist workers of `make test`: each a pytest process with its own Spark session; whole
+#: test modules go to one worker (`--dist loadscope`), so module fixtures are built once.
+TEST_WORKERS ?= 2
+
 install: $(STAMP) ## create .venv/ and install pyhudi with its test extras
 
 check-java:
@@ -30,8 +34,8 @@ demo: check-java install ## write, update, time-travel and read a demo table und
 demo-cluster: check-java install ## the demo on a local standalone cluster (master + 1-core worker), stopped afterwards
 	$(BIN)/python scripts/demo_cluster.py demo-data
 
-test: check-java install ## run the whole test suite (unit, property, Spark, interop)
-	$(BIN)/python -m pytest -q
+test: check-java install ## run the whole test suite (unit, property, Spark, interop), two workers
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 test-fast: install ## run only the tests that need no Spark
 	$(BIN)/python -m pytest -q -m "not spark"
