@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 
 #: pytest-xdist workers of `make test`: each a pytest process with its own Spark session; whole
 #: test modules go to one worker (`--dist loadscope`), so module fixtures are built once.
+#: TEST_WORKERS=0 runs the suite in the pytest process itself.
 TEST_WORKERS ?= 2
 
 install: $(STAMP) ## create .venv/ and install pyhudi with its test extras
@@ -34,7 +35,7 @@ demo: check-java install ## write, update, time-travel and read a demo table und
 demo-cluster: check-java install ## the demo on a local standalone cluster (master + 1-core worker), stopped afterwards
 	$(BIN)/python scripts/demo_cluster.py demo-data
 
-test: check-java install ## run the whole test suite (unit, property, Spark, interop), two workers
+test: check-java install ## run the whole test suite (unit, property, Spark, interop) in TEST_WORKERS workers
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 test-fast: install ## run only the tests that need no Spark
