@@ -46,6 +46,29 @@ def hudi_tables(tmp_path_factory) -> dict[str, Path]:
     return {name: unzip_table(name, root) for name in table_names()}
 
 
+#: Test modules that share a session fixture (one child process between them): `make test`'s
+#: workers (`--dist loadscope`) take each group whole, so the fixture is built once.
+SHARED_SCOPES = {
+    "tests/deploy/test_user_session.py": "tests/deploy: local Hive session",
+    "tests/deploy/test_hive_sync.py": "tests/deploy: local Hive session",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):  # type: ignore[no-untyped-def]
+    """pytest-xdist's `loadscope`, with the modules of `SHARED_SCOPES` as one scope each."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_SCOPES.get(scope, scope)
+
+    return SharedScopes(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that uses the shared session is marked `spark` (`-m "not spark"` skips them)."""
     for item in items:

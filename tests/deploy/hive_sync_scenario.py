@@ -1,7 +1,7 @@
 """Hudi's Hive sync into a real Hive metastore, run in a fresh process (one session for all steps).
 
 `python -m tests.deploy.hive_sync_scenario --session local[1] --work DIR --steps cow,mor,...`
-with `PYHUDI_SCENARIO_HIVE=1`: the embedded Derby metastore under DIR (the process's cwd). Each
+(`tests.deploy.scenario`'s steps too) with `PYHUDI_SCENARIO_HIVE=1`: the embedded Derby metastore under DIR (the process's cwd). Each
 step prints one JSON line: what the metastore stores (read straight from the metastore client, not
 through Spark's catalog) and what Spark reads through it.
 """
@@ -16,8 +16,8 @@ from dataclasses import asdict
 from typing import Any
 
 import pyhudi
+from tests.deploy import scenario
 from tests.deploy.scenario import BASE, MOR, SCHEMA, ops, rows
-from tests.deploy.scenario import main as scenario_main
 
 SYNC = {
     "hoodie.datasource.meta.sync.enable": "true",
@@ -156,13 +156,16 @@ def step_uri_read(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untype
     return {"cwd_has_derby": os.path.exists("metastore_db"), **_state(spark, "rides_uri")}
 
 
+#: This module's steps, and `tests.deploy.scenario`'s (so one process can run both; of a name in
+#: both, `mor`, this module's).
 STEPS: dict[str, Callable[..., dict[str, Any]]] = {
-    name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")
+    **scenario.STEPS,
+    **{name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")},
 }
 
 
 def main(argv: list[str] | None = None) -> int:
-    return scenario_main(argv, steps=STEPS, import_facts={})
+    return scenario.main(argv, steps=STEPS)
 
 
 if __name__ == "__main__":

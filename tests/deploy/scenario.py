@@ -167,6 +167,21 @@ def step_stream(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-
     return {"path": path, "count": pyhudi.read(spark, path).count(), "actions": actions(path)}
 
 
+def step_demo(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """What `make demo-cluster` runs, `pyhudi demo --master <this session's master>`: the CLI in
+    this driver, whose session it gets (`getOrCreate`), and its printed output."""
+    import contextlib
+    import io
+
+    from pyhudi.cli.main import main as cli
+
+    printed = io.StringIO()
+    path = os.path.join(work, "demo")
+    with contextlib.redirect_stdout(printed):
+        code = cli(["demo", "--master", spark.sparkContext.master, "--rows", "500", "--path", path])
+    return {"code": code, "stdout": printed.getvalue(), "path": os.path.join(path, "trips")}
+
+
 def _section(section: str) -> str:
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     body = text[text.index(section) :]
@@ -269,7 +284,6 @@ STEPS: dict[str, Callable[..., dict[str, Any]]] = {
 def main(
     argv: list[str] | None = None,
     steps: Mapping[str, Callable[..., dict[str, Any]]] | None = None,
-    import_facts: Mapping[str, Any] | None = None,
 ) -> int:
     """Run `--steps` of `steps` (this module's by default) in one session, a JSON line each."""
     steps = STEPS if steps is None else steps
@@ -278,8 +292,7 @@ def main(
     parser.add_argument("--work", required=True)
     parser.add_argument("--steps", required=True)
     args = parser.parse_args(argv)
-    facts = IMPORT_FACTS if import_facts is None else import_facts
-    print(json.dumps({"step": "import", **facts}), flush=True)
+    print(json.dumps({"step": "import", **IMPORT_FACTS}), flush=True)
     spark = session(args.session)
     try:
         for name in args.steps.split(","):

@@ -26,6 +26,7 @@ STEPS = [
     "mor",
     "services",
     "bootstrap",
+    "demo",
 ]
 
 
@@ -61,19 +62,12 @@ def test_bootstrap_on_a_cluster(cluster):
     )
 
 
-def test_the_demo_runs_on_the_cluster(cluster, master, tmp_path):
-    """What `make demo-cluster` runs (there with a cluster of its own)."""
-    demo = ["demo", "--master", master, "--rows", "500", "--path", str(tmp_path)]
-    done = subprocess.run(
-        [sys.executable, "-m", "pyhudi", *demo],
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "snapshot: 485 rows (expected 485)" in done.stdout
-    assert hudi_rs_table(str(tmp_path / "trips")).num_rows == 485
+def test_the_demo_runs_on_the_cluster(cluster):
+    """What `make demo-cluster` runs (there with a cluster of its own), in the driver above."""
+    demo = cluster["demo"]
+    assert demo["code"] == 0, demo["stdout"][-3000:]
+    assert "snapshot: 485 rows (expected 485)" in demo["stdout"]
+    assert hudi_rs_table(demo["path"]).num_rows == 485
 
 
 def test_the_readme_spark_submit_with_py_files_runs_on_the_cluster(master, tmp_path):

@@ -30,12 +30,10 @@ COLUMNS = [*META_COLUMNS, ["uuid", "string"], ["ts", "bigint"], ["fare", "double
 
 
 @pytest.fixture(scope="module")
-def hive(tmp_path_factory):
-    work = tmp_path_factory.mktemp("hive-sync")
-    steps = ["cow", "full_resync", "mor", "plain_hive"]
-    return run_scenario(
-        "local[1]", work, steps, hive=True, module="tests.deploy.hive_sync_scenario"
-    )
+def hive(local_hive_session):
+    """The steps ran in one Hive-enabled session of a fresh process, after the user-session steps
+    (tests/deploy/conftest.py)."""
+    return local_hive_session
 
 
 def _descriptor(table: dict, path: str, *, read_optimized: bool, realtime: bool) -> None:

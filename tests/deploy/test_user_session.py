@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 
 import pyhudi
-from tests.deploy.runner import assert_metadata_table_exact, run_scenario
+from tests.deploy.runner import assert_metadata_table_exact
 from tests.helpers.oracle import hudi_rs_table
 
 pytestmark = pytest.mark.deploy
 
 
 @pytest.fixture(scope="module")
-def user_session(tmp_path_factory):
-    work = tmp_path_factory.mktemp("user-session")
-    steps = ["format_unregistered", "format_registered", "readme", "sql", "sync"]
-    return run_scenario("local[1]", work, steps, hive=True)
+def user_session(local_hive_session):
+    """The steps ran in a fresh process with a Hive-enabled `local[1]` session of its own
+    (tests/deploy/conftest.py; the Hive-sync steps ran after them in the same process)."""
+    return local_hive_session
 
 
 def test_import_pyhudi_does_not_import_pyspark_and_registration_is_reachable(user_session):
