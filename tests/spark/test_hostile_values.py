@@ -120,10 +120,11 @@ def test_what_hudi_allows_stays_allowed(spark, tmp_path):
     assert len(hudi_rs_table(hive)) == 3
 
 
-def test_an_invalid_column_name_is_rejected_unless_sanitizing_is_on(spark, tmp_path):
+@pytest.mark.parametrize("name", ["fare amount", "fare`amount"])  # a back-quote: Spark SQL's quote
+def test_an_invalid_column_name_is_rejected_unless_sanitizing_is_on(spark, tmp_path, name):
     path = str(tmp_path / "t")
-    frame = df_of(spark, trips(0, 3)).withColumnRenamed("fare", "fare amount")
-    with pytest.raises(SchemaMismatchError, match=r"'fare amount'.*sanitize"):
+    frame = df_of(spark, trips(0, 3)).withColumnRenamed("fare", name)
+    with pytest.raises(SchemaMismatchError, match=rf"'{name}'.*sanitize"):
         pyhudi.write(frame, path, trips_options())
     assert tree_bytes(tmp_path) == {}
     pyhudi.write(frame, path, {**trips_options(), SANITIZE: "true"})

@@ -16,6 +16,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
 from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.slice_reader import read_slice_batches
+from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
 from pyhudi.reader.mor_spark import read_log_slices
@@ -90,7 +91,7 @@ def dataframe_for_plan(
     if plan.drop_meta_fields:
         df = df.drop(*META_FIELDS)
     if columns is not None:
-        df = df.select(*(F.col(f"`{name}`") for name in columns))
+        df = df.select(*(F.col(sql_identifier(name)) for name in columns))
     return df
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.reader.pruning import COMPARISONS, PartitionFilter
 
 
@@ -14,7 +15,7 @@ def rows_condition(filters: Sequence[PartitionFilter]) -> Column | None:
     """The conjunction of `filters` over the columns they name; None when there are none."""
     condition: Column | None = None
     for column, op, value in filters:
-        col = F.col(f"`{column}`")
+        col = F.col(sql_identifier(column))
         if op == "in":
             term = col.isin(list(value))
         elif op == "not in":

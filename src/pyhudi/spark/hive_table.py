@@ -41,6 +41,7 @@ from pyspark.sql.types import (
 
 from pyhudi.config import read as rkeys
 from pyhudi.config import sync as skeys
+from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.spark.catalog import CatalogBinding, attach_binding
 from pyhudi.spark.hive_metastore import MetastoreTable
 from pyhudi.table.context import TableContext
@@ -62,7 +63,7 @@ class SyncedTable:
 
     @property
     def qualified(self) -> str:
-        return f"`{self.database}`.`{self.name}`"
+        return f"{sql_identifier(self.database)}.{sql_identifier(self.name)}"
 
     @property
     def read_optimized(self) -> bool:

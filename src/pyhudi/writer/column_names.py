@@ -24,6 +24,7 @@ from pyhudi.codec.avro_names import (
     sanitized_schema,
 )
 from pyhudi.config import sanitize as skeys
+from pyhudi.keygen.spark_sql import sql_identifier
 
 
 def _renamed(data_type: T.DataType, mask: str | None, path: str, bad: list[str]) -> T.DataType:
@@ -67,9 +68,9 @@ def conform_column_names(df: DataFrame, options: Mapping[str, str]) -> DataFrame
         return df
     return df.select(
         *[
-            F.col(f"`{old.name}`").cast(new.dataType).alias(new.name)
+            F.col(sql_identifier(old.name)).cast(new.dataType).alias(new.name)
             if new.dataType != old.dataType
-            else F.col(f"`{old.name}`").alias(new.name)
+            else F.col(sql_identifier(old.name)).alias(new.name)
             for old, new in zip(df.schema.fields, target.fields, strict=True)
         ]
     )

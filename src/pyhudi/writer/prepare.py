@@ -10,6 +10,7 @@ from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import SchemaMismatchError
 from pyhudi.file_group.control_columns import DELETE
 from pyhudi.keygen.spark import field_type, with_key_columns
+from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
 from pyhudi.writer.column_names import conform_column_names
@@ -85,10 +86,10 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
     others = [c for c in df.columns if c not in keys]
     if not others:
         return df.dropDuplicates(keys)
-    record = F.struct(*[F.col(f"`{c}`") for c in others])
+    record = F.struct(*[F.col(sql_identifier(c)) for c in others])
     ordering = cfg.precombine_field
     if ordering and ordering in df.columns:
-        winner = F.max_by(record, F.struct(F.col(f"`{ordering}`")))
+        winner = F.max_by(record, F.struct(F.col(sql_identifier(ordering))))
     else:
         winner = F.any_value(record)
     return (

@@ -11,6 +11,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import META_ARROW_FIELDS, META_FIELDS
 from pyhudi.exceptions import SchemaMismatchError
+from pyhudi.keygen.spark_sql import sql_identifier
 
 # Avro type promotions Hudi accepts when a column's type changes (narrow -> wide).
 _PROMOTIONS = {
@@ -57,7 +58,7 @@ def normalize(df: DataFrame) -> DataFrame:
         if field.name in META_FIELDS:
             continue
         target = normalize_spark_type(field.dataType)
-        column = F.col(f"`{field.name}`")
+        column = F.col(sql_identifier(field.name))
         columns.append(
             column.cast(target).alias(field.name) if target != field.dataType else column
         )
@@ -188,8 +189,10 @@ def _apply(
         if field.name in missing:
             columns.append(F.lit(None).cast(spark_types[field.name]).alias(field.name))
         elif field.name in casts:
-            columns.append(F.col(f"`{field.name}`").cast(spark_types[field.name]).alias(field.name))
+            columns.append(
+                F.col(sql_identifier(field.name)).cast(spark_types[field.name]).alias(field.name)
+            )
         else:
-            columns.append(F.col(f"`{field.name}`"))
-    others = [F.col(f"`{c}`") for c in df.columns if c not in schema.names]
+            columns.append(F.col(sql_identifier(field.name)))
+    others = [F.col(sql_identifier(c)) for c in df.columns if c not in schema.names]
     return df.select(*columns, *others)
