@@ -17,6 +17,8 @@ Steps (run in order):
 | `touch`      | `path`: create a file (tell the test or another process "here")  |
 | `fault`      | `point`, `action`, `mark`, `release`: set (or clear, no `point`)   |
 |              | the driver-side fault point for the following steps                |
+| `together`   | `steps`: Spark and clean steps on different tables, run at once in |
+|              | threads; each reports a result line (with its `part`) when it ends |
 
 A result line: `{"step", "op", "ok", "instant", "instants", "error", "message", "seconds"}`;
 `error` is the exception class name (`WriteConflictError`, ...) when `ok` is false.
@@ -30,9 +32,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +46,7 @@ CITIES = ("sf", "chennai", "sao_paulo")
 SPARK_OPS = ("write", "compaction", "clustering")
 #: Cores of a child's local Spark (default 1: several children share the machine's 2 cores).
 CORES_ENV = "PYHUDI_PROCESS_CORES"
+_EMITTING = threading.Lock()
 
 
 # ---- rows: one spec, built as a Spark frame in the child and as expected values in the test -----
@@ -310,15 +315,41 @@ def _set_fault(step: Mapping[str, Any]) -> None:
 
 
 def _emit(out, record: Mapping[str, Any]) -> None:  # type: ignore[no-untyped-def]
-    out.write(json.dumps(record) + "\n")
-    out.flush()
-    os.fsync(out.fileno())
+    with _EMITTING:  # one whole line at a time (parts of `together` report from their threads)
+        out.write(json.dumps(record) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _together(spark, index: int, parts: Sequence[Mapping[str, Any]], out) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Run `parts` at once, one thread each; a result line per part as it ends (a part stopped at
+    a `hang` fault point never ends: the test kills the process)."""
+
+    def run(part: int) -> bool:
+        started = time.monotonic()
+        record: dict[str, Any] = {"step": index, "op": "together", "part": part, "ok": True}
+        try:
+            record.update(_run_step(spark, parts[part]))
+        except Exception as err:
+            record.update(ok=False, error=type(err).__name__, message=str(err))
+            print(traceback.format_exc(), file=sys.stderr, flush=True)
+        record["seconds"] = round(time.monotonic() - started, 3)
+        _emit(out, record)
+        return bool(record["ok"])
+
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        done = list(pool.map(run, range(len(parts))))
+    return {} if all(done) else {"ok": False, "error": "together", "message": f"parts {done}"}
+
+
+def _needs_spark(step: Mapping[str, Any]) -> bool:
+    return step["op"] in SPARK_OPS or any(_needs_spark(s) for s in step.get("steps", ()))
 
 
 def main(argv: Sequence[str]) -> int:
     steps = json.loads(Path(argv[0]).read_text())
     spark = None
-    if any(step["op"] in SPARK_OPS for step in steps):  # a clean alone needs no Spark
+    if any(_needs_spark(step) for step in steps):  # a clean alone needs no Spark
         spark = _session()
         if any(step["op"] == "wait_file" for step in steps):
             spark.range(1).count()  # pay the first-job cost before the barrier
@@ -334,6 +365,8 @@ def main(argv: Sequence[str]) -> int:
                     Path(step["path"]).touch()
                 elif step["op"] == "fault":
                     _set_fault(step)
+                elif step["op"] == "together":
+                    record.update(_together(spark, index, step["steps"], out))
                 else:
                     record.update(_run_step(spark, step))
             except Exception as err:

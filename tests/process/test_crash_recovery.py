@@ -6,7 +6,10 @@ recovers (rolls back or completes what the dead process left); after the next cl
 is left that the timeline does not reference.
 
 The crashes run first, in parallel (a bounded number of Spark processes), in one module fixture;
-each parametrized test then checks and recovers its own copy of the table.
+each parametrized test then checks and recovers its own copy of the table. The points of a
+`SHARED` group crash in one process: its operations (a write, a compaction, a clustering) run at
+once, each on its own copy, each stops at its point (`hang`), and the process is SIGKILLed once
+all are there (5 Spark processes instead of 13).
 """
 
 from __future__ import annotations
@@ -49,8 +52,17 @@ SERVICE_POINTS = [
     for step in ("after_requested", "after_inflight", "after_data_files", "after_commit")
 ]
 #: Points inside Spark tasks: the Python worker hangs there and the test kills the driver's group
-#: (killing the worker alone only fails one task attempt, which Spark retries).
+#: (killing the worker alone only fails one task attempt, which Spark retries). Such a point
+#: crashes alone: its hung task holds the process's one core.
 EXECUTOR_POINTS = {"write.during_data_files"}
+#: Points whose crashes share one process: driver-side points of different operations (an
+#: operation stops at the first point named that it reaches), each on its own table.
+SHARED = [
+    (f"write.{step}", f"compaction.{step}", f"clustering.{step}")
+    for step in ("after_requested", "after_inflight", "after_data_files", "after_commit")
+]
+#: A crash process that has not reached its points by then is killed (and its tests fail).
+CRASH_DEADLINE_S = 300
 
 COW = {
     **trips_options("crash_cow"),
@@ -117,48 +129,73 @@ def _crash_step(point: str, path: Path, options: dict[str, str]) -> dict:
     return {"op": kind, "path": str(path), "options": options}
 
 
+def _groups(scenarios: list[tuple[str, Template]]) -> list[list[tuple[str, Template]]]:
+    """The scenarios by process: the wanted points of each `SHARED` group together, the rest
+    alone."""
+    by_point = dict(scenarios)
+    groups = [[(p, by_point[p]) for p in shared if p in by_point] for shared in SHARED]
+    groups = [group for group in groups if group]
+    paired = {p for group in groups for p, _ in group}
+    return groups + [[(p, t)] for p, t in scenarios if p not in paired]
+
+
+def _marked(mark: Path) -> set[str]:
+    """The fault points a crash process reached (its mark file: `<point> <pid>` lines)."""
+    if not mark.exists():
+        return set()
+    return {line.split()[0] for line in mark.read_text().splitlines() if line.strip()}
+
+
 def _run_crashes(scenarios: list[tuple[str, Template]], work: Path) -> dict[str, Crash]:
-    """Copy the template per point, run the operation in a child with the fault point set."""
-    waiting = list(scenarios)
-    running: list[tuple[str, Template, SparkProcess, Path]] = []
+    """Copy the template per point; run each group's operations in a child with its fault points
+    set; SIGKILL it at the point (`kill`), or once every point is reached (`hang`)."""
+    waiting = _groups(scenarios)
+    running: list[tuple[list[tuple[str, Template]], SparkProcess, Path, bool, float]] = []
     done: dict[str, Crash] = {}
     try:
         while waiting or running:
             while waiting and len(running) < MAX_PARALLEL:
-                point, template = waiting.pop(0)
-                path = work / point / "table"
-                shutil.copytree(template.path, path)
-                mark = work / point / "mark"
+                group = waiting.pop(0)
+                points = [point for point, _ in group]
+                folder = work / "+".join(points)
+                steps = []
+                for point, template in group:
+                    shutil.copytree(template.path, work / point / "table")
+                    steps.append(_crash_step(point, work / point / "table", template.options))
+                hang = len(group) > 1 or points[0] in EXECUTOR_POINTS
+                mark = folder / "mark"
                 env = {
-                    "PYHUDI_FAULT_POINT": point,
+                    "PYHUDI_FAULT_POINT": ",".join(points),
                     "PYHUDI_FAULT_MARK": str(mark),
-                    "PYHUDI_FAULT_ACTION": "hang" if point in EXECUTOR_POINTS else "kill",
+                    "PYHUDI_FAULT_ACTION": "hang" if hang else "kill",
                 }
-                step = _crash_step(point, path, template.options)
-                process = SparkProcess([step], work / point, "crasher", env).start()
-                running.append((point, template, process, mark))
+                step = steps[0] if len(steps) == 1 else {"op": "together", "steps": steps}
+                process = SparkProcess([step], folder, "crasher", env).start()
+                deadline = time.monotonic() + CRASH_DEADLINE_S
+                running.append((group, process, mark, hang, deadline))
             for entry in list(running):
-                point, template, process, mark = entry
-                hung = point in EXECUTOR_POINTS and mark.exists()
-                if hung:
-                    process.kill()
-                if hung or not process.alive():
-                    process.kill()  # reap the group (the JVM outlives a SIGKILLed driver briefly)
+                group, process, mark, hang, deadline = entry
+                reached = _marked(mark)
+                all_there = hang and {point for point, _ in group} <= reached
+                part_ended = any(r.op == "together" for r in process.results())  # never reached
+                if all_there or part_ended or not process.alive() or time.monotonic() > deadline:
+                    process.kill()  # also reaps the group (the JVM outlives a SIGKILLed driver)
                     assert process.proc is not None
-                    done[point] = Crash(
-                        point,
-                        work / point / "table",
-                        template.options,
-                        template.state,
-                        process.proc.returncode,
-                        mark.exists(),
-                        time.monotonic(),
-                        process.log_tail(),
-                    )
+                    for point, template in group:
+                        done[point] = Crash(
+                            point,
+                            work / point / "table",
+                            template.options,
+                            template.state,
+                            process.proc.returncode,
+                            point in reached,
+                            time.monotonic(),
+                            process.log_tail(),
+                        )
                     running.remove(entry)
             time.sleep(0.1)
     finally:
-        for _, _, process, _ in running:
+        for _, process, _, _, _ in running:
             process.kill()
     return done
 

@@ -35,6 +35,18 @@ def test_fault_point_is_a_no_op_for_other_names(tmp_path: Path) -> None:
     assert (proc.returncode, out.strip(), mark.exists()) == (0, "passed", False)
 
 
+def test_fault_point_is_reached_when_one_of_several_names_is_its_own(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    points = "write.after_commit,write.after_inflight"
+    proc = _run({"PYHUDI_FAULT_POINT": points, "PYHUDI_FAULT_MARK": str(mark)})
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and out == ""
+    assert mark.read_text().split()[0] == "write.after_inflight"
+    proc = _run({"PYHUDI_FAULT_POINT": "write.after,write.after_commit"})  # names, not prefixes
+    out, _ = proc.communicate(timeout=60)
+    assert (proc.returncode, out.strip()) == (0, "passed")
+
+
 def test_fault_point_marks_then_sigkills_the_process(tmp_path: Path) -> None:
     mark = tmp_path / "mark"
     proc = _run({"PYHUDI_FAULT_POINT": "write.after_inflight", "PYHUDI_FAULT_MARK": str(mark)})

@@ -3,7 +3,9 @@
 A crash-safety test starts a real writer process with `PYHUDI_FAULT_POINT=<name>`; when execution
 reaches `fault_point("<name>")` the process kills itself with SIGKILL (no cleanup, no `finally`,
 exactly like a lost machine). With `PYHUDI_FAULT_MARK=<file>` it first appends a line to that
-file, so the test knows the point was reached.
+file (`<name> <pid>`), so the test knows the point was reached. `PYHUDI_FAULT_POINT` may name
+several points, comma-separated: operations running at once in one process (on different tables)
+each stop at theirs, and the test kills the process once every one is marked (action `hang`).
 
 `PYHUDI_FAULT_ACTION` chooses what happens at the point:
 
@@ -17,7 +19,7 @@ file, so the test knows the point was reached.
 
 Without `PYHUDI_FAULT_POINT` set, a fault point costs one environment lookup.
 
-Names (see FAULT_POINTS.md): `write.after_requested`, `write.after_inflight`,
+Names: `write.after_requested`, `write.after_inflight`,
 `write.during_data_files`, `write.after_data_files`, `write.after_commit`, and for
 X in `compaction`, `clustering`, `clean`: `X.after_requested`, `X.after_inflight`,
 `X.after_data_files`, `X.after_commit`; with a metadata table, `write.after_metadata_commit` and
@@ -44,7 +46,8 @@ _POLL_S = 0.05
 
 def fault_point(name: str) -> None:
     """Stop here (SIGKILL, hang or pause) when `PYHUDI_FAULT_POINT` names this point."""
-    if os.environ.get(FAULT_POINT_ENV) != name:
+    points = os.environ.get(FAULT_POINT_ENV)
+    if not points or name not in points.split(","):
         return
     _mark(name)
     action = os.environ.get(FAULT_ACTION_ENV, "kill")
