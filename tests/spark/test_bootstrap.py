@@ -328,6 +328,7 @@ def test_native_bootstrap_scan_equals_the_stored_skeletons(
     spark, tmp_path, record_key, file_format
 ):
     """The Spark-native scan rebuilds exactly the meta columns the skeletons store (or declines)."""
+    from pyhudi.reader import bootstrap_scan
     from pyhudi.reader.bootstrap_scan import native_stitched_frame
     from pyhudi.reader.dataframe import arrow_slices_frame, spark_schema
     from pyhudi.reader.planner import plan_read
@@ -348,3 +349,11 @@ def test_native_bootstrap_scan_equals_the_stored_skeletons(
     stored = arrow_slices_frame(spark, ctx, plan, plan.stitched, schema)
     assert sorted(native.collect()) == sorted(stored.collect())
     assert native.count() == 200
+    # A Spark whose reader leaves the internal row-index column unfilled gets the Arrow stitcher
+    assert bootstrap_scan._ROW_INDEX_FILLED[spark.version] is True
+    bootstrap_scan._ROW_INDEX_FILLED[spark.version] = False
+    try:
+        assert native_stitched_frame(spark, ctx, plan.stitched, schema) is None
+        assert sorted(pyhudi.read(spark, target).collect()) == sorted(stored.collect())
+    finally:
+        bootstrap_scan._ROW_INDEX_FILLED[spark.version] = True

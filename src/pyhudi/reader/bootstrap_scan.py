@@ -55,6 +55,9 @@ from pyhudi.table.context import TableContext
 # prunes when a query does not use it; `_metadata` is not: once referenced, Spark 4 keeps it in the
 # scan (file path, name, size, ... and the row index, per row) whatever the query reads.
 ROW_INDEX = "_tmp_metadata_row_index"
+#: Spark version -> whether its parquet reader fills `ROW_INDEX` (an internal name a later Spark
+#: may change: then the column reads as nulls and the Arrow stitcher derives the sequence numbers).
+_ROW_INDEX_FILLED: dict[str, bool] = {}
 _PREFIX = "__pyhudi_seq_prefix"
 _FILE = "__pyhudi_file"
 _SAMPLE_ROWS = 64
@@ -112,7 +115,7 @@ def native_stitched_frame(
     if not _KEYS_MATCH[sample]:
         return None
     in_files = set(_source_columns(stitched[0].source_uri))
-    if ROW_INDEX in in_files:
+    if ROW_INDEX in in_files or not _row_index_filled(spark, stitched[0].source_uri):
         return None
     data_fields = [f for f in schema if f.name not in META_FIELDS]
     read_schema = T.StructType([f for f in data_fields if f.name in in_files])
@@ -131,6 +134,19 @@ def native_stitched_frame(
     # rows that pass a filter. The table's columns are one selectExpr: one call into the JVM.
     named = source.selectExpr("*", f"input_file_name() AS {_FILE}")
     return named.selectExpr(*_stitched_sql(read_schema, schema, keygen, stitched, extra))
+
+
+def _row_index_filled(spark: SparkSession, uri: str) -> bool:
+    """Whether this Spark fills `ROW_INDEX` with row positions: read for two rows of a source file
+    once per Spark version (a file with no rows tells nothing: the Arrow stitcher reads it)."""
+    version = spark.version
+    if version not in _ROW_INDEX_FILLED:
+        only_index = T.StructType([T.StructField(ROW_INDEX, T.LongType())])
+        rows = [r[0] for r in spark.read.schema(only_index).parquet(uri).limit(2).collect()]
+        if not rows:
+            return False
+        _ROW_INDEX_FILLED[version] = rows == list(range(len(rows)))
+    return _ROW_INDEX_FILLED[version]
 
 
 def _stored_sql(field: T.StructField, stored: T.StructType) -> str:
