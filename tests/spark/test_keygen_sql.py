@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX, record_key_column
-from pyhudi.keygen.spark_sql import record_key_sql, sql_string
+from pyhudi.keygen.spark_sql import record_key_sql, sql_json_constant, sql_string
 from pyhudi.keygen.spec import KeyGenKind, KeyGenSpec
 
 SCHEMA = "id int, name string, at timestamp, nest struct<`in ner`:string>"
@@ -57,3 +57,12 @@ def test_a_null_simple_key_fails_the_job_with_the_writer_message(spark) -> None:
     frame = spark.createDataFrame(ROWS, SCHEMA)
     with pytest.raises(Exception, match=KEY_ERROR_PREFIX + ".*'name'"):
         frame.selectExpr(record_key_sql(_spec("name"), frame.schema)).collect()
+
+
+def test_a_json_constant_is_the_value_in_spark_types(spark) -> None:
+    value = {"a'b\\c.parquet": [1, -(2**63)], "`x`": []}
+    literal = sql_json_constant(value, "map<string,array<bigint>>")
+    (row,) = spark.sql(f"SELECT {literal} AS m, {literal}['`x`'] AS x").collect()
+    assert (row["m"], row["x"]) == (value, [])
+    struct = sql_json_constant({"k": {"in ner": "v"}}, "map<string,struct<`in ner`:string>>")
+    assert spark.sql(f"SELECT {struct}['k'].`in ner` AS v").first()["v"] == "v"

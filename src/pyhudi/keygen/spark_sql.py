@@ -7,6 +7,7 @@ stands for a field that is not a column of the frame (a hive folder value, for i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from pyspark.sql import types as T
@@ -19,6 +20,13 @@ from pyhudi.keygen.spec import EMPTY_RECORDKEY_PLACEHOLDER, NULL_RECORDKEY_PLACE
 def sql_string(value: str) -> str:
     """`value` as a Spark SQL string literal (backslash escapes, the parser's default)."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql_json_constant(value: object, type_sql: str) -> str:
+    """A constant of Spark SQL type `type_sql` (`map<string,array<bigint>>`, ...) from a JSON-able
+    value: one string literal that `from_json` parses and the optimizer folds once (the same value
+    built from Column calls costs a py4j round trip per element)."""
+    return f"from_json({sql_string(json.dumps(value))}, {sql_string(type_sql)})"
 
 
 def sql_identifier(name: str) -> str:

@@ -19,7 +19,6 @@ through the Arrow stitching reader instead, which reads the skeleton's stored va
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +40,13 @@ from pyhudi.codec.schema import (
 from pyhudi.exceptions import CorruptFileError
 from pyhudi.file_group.stitch import hive_folder_values, with_partition_columns
 from pyhudi.keygen.arrow import record_keys
-from pyhudi.keygen.spark_sql import record_key_sql, sql_identifier, sql_string, sql_type
+from pyhudi.keygen.spark_sql import (
+    record_key_sql,
+    sql_identifier,
+    sql_json_constant,
+    sql_string,
+    sql_type,
+)
 from pyhudi.keygen.spec import KeyGenSpec, table_keygen_spec
 from pyhudi.model.file import FileSlice
 from pyhudi.reader.pruning import PartitionFilter
@@ -203,9 +208,9 @@ def _per_file_lookup(stitched: Sequence[_Stitched], names: Sequence[str]) -> str
         }
         constants[f.spark_path] = {name: known.get(name) for name in names}
     entry = ",".join(f"{sql_identifier(n)}:string" for n in names)
-    literal = sql_string(json.dumps(constants))
+    lookup = sql_json_constant(constants, f"map<string,struct<{entry}>>")
     return (
-        f"coalesce(from_json({literal}, 'map<string,struct<{entry}>>')[{_FILE}], "
+        f"coalesce({lookup}[{_FILE}], "
         f"raise_error(concat('bootstrap source file not in the read plan: ', {_FILE})))"
     )
 

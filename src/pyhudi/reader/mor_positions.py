@@ -22,7 +22,6 @@ base files with stored record keys; other tables take the key-join path of `mor_
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.slice_overlay import delete_vector_words, slice_deletes, slice_live_rows
 from pyhudi.file_group.slice_task import SliceTask
-from pyhudi.keygen.spark_sql import sql_string
+from pyhudi.keygen.spark_sql import sql_json_constant
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.spark_env import default_parallelism
@@ -191,10 +190,11 @@ def _indices(spark: SparkSession, count: int) -> DataFrame:
 def _not_dropped(words: dict[str, np.ndarray]) -> Column:
     """Keep a row unless its bit is set; one SQL expression (one call into the JVM to build, where
     the same tree of Column calls takes ~150 and each is a round trip under load)."""
-    literal = sql_string(json.dumps({name: w.tolist() for name, w in words.items()}))
+    bitmaps = {name: w.tolist() for name, w in words.items()}
     # A literal map: constant-folded once by the optimizer, then an O(files) lookup per row.
     # try_element_at: NULL (keep the row) for rows past a bitmap's last word, under ANSI mode too.
-    bits = f"try_element_at(from_json({literal}, 'map<string,array<bigint>>'), _metadata.file_name)"
+    literal = sql_json_constant(bitmaps, "map<string,array<bigint>>")
+    bits = f"try_element_at({literal}, _metadata.file_name)"
     word = f"try_element_at({bits}, cast(shiftright(_metadata.row_index, 6) + 1 as int))"
     return F.expr(f"coalesce(getbit({word}, cast(_metadata.row_index & 63 as int)) = 0, true)")
 
