@@ -1,6 +1,6 @@
-"""Loads (`bulk_insert`, bucket loads) check partition values in their write job (no check scan
-before it): a bad value fails that job, the instant is rolled back and the record is named, and
-the table is left as it was (a new one is never created)."""
+"""Loads (`bulk_insert`, bucket loads) and bucket-index upserts check partition values in their
+write job (no check scan before it): a bad value fails that job, the instant is rolled back and the
+record is named, and the table is left as it was (a new one is never created)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pyhudi.writer.bucket_load import counts_pack_buckets
 from pyhudi.writer.config import resolve_write_config
 
 BULK = {**trips_options(), "hoodie.datasource.write.operation": "bulk_insert"}
+BULK_OP = {"hoodie.datasource.write.operation": "bulk_insert"}
 BUCKET = {
     **BULK,
     "hoodie.datasource.write.table.type": "MERGE_ON_READ",
@@ -131,3 +132,29 @@ def test_bucket_loads_count_only_when_buckets_do_not_split_evenly_over_the_tasks
     assert spark.sparkContext.defaultParallelism == 2
     cfg = resolve_write_config(options, None)
     assert counts_pack_buckets(cfg, spark) is counted
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_a_bucket_upsert_checks_in_its_write_job_and_a_bad_value_leaves_the_table(
+    spark, tmp_path, table_type
+):
+    """No check job before the write (as many jobs as the same upsert of a table partitioned by
+    an integer field); a bad value names the record and the table is byte-for-byte as it was,
+    its logs or base files of the other records rolled back."""
+    options = {**BUCKET, "hoodie.datasource.write.table.type": table_type}
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    by_number = {**upsert, "hoodie.datasource.write.partitionpath.field": "ts"}
+    batch = df_of(spark, [*trips(0, 10, city="sf"), *trips(300, 10, city="brand_new")])
+    for name, chosen in (("t", upsert), ("n", by_number)):
+        pyhudi.write(df_of(spark, trips(0, 30)), str(tmp_path / name), {**chosen, **BULK_OP})
+    checked = _jobs_of(spark, lambda: pyhudi.write(batch, str(tmp_path / "t"), upsert))
+    unchecked = _jobs_of(spark, lambda: pyhudi.write(batch, str(tmp_path / "n"), by_number))
+    assert checked == unchecked
+    path = str(tmp_path / "t")
+    before, around, count = tree_bytes(path), tree_bytes(tmp_path), len(hudi_rs_table(path))
+    rows = [*trips(0, 20, city="sf"), dict(trips(400, 1)[0], city="x/./y")]
+    with pytest.raises(InvalidRecordError) as err:
+        pyhudi.write(df_of(spark, rows).repartition(2), path, upsert)
+    assert "'id-00400'" in str(err.value) and "'x/./y'" in str(err.value)
+    assert tree_bytes(path) == before and tree_bytes(tmp_path) == around
+    assert len(hudi_rs_table(path)) == count

@@ -132,13 +132,14 @@ def checked_records(
     the checking job (`check_and_count`): (the checkpointed records, their counts). A bucket load
     (`existing`: the table, if any, has no buckets yet) gets its counts from that job too when
     they pack its buckets into tasks (`counts_pack_buckets`); nothing is checkpointed. A
-    `bulk_insert` and a bucket load without counts are checked by their write job instead
-    (`partition_check.guarded`; the caller wraps the write in `partition_errors_named`)."""
+    `bulk_insert`, a bucket load without counts and a bucket upsert are checked by their write
+    job instead (`partition_check.guarded`; the caller wraps the write in
+    `partition_errors_named`)."""
     if loads_new_buckets(cfg, existing):
         if not counts_pack_buckets(cfg, records.sparkSession):
             return guarded(records, cfg.keygen), None
         return records, check_and_count(records, cfg.keygen)
-    if cfg.operation is WriteOperationType.BULK_INSERT:
+    if cfg.operation is WriteOperationType.BULK_INSERT or _bucket_upsert(cfg):
         return guarded(records, cfg.keygen), None  # checked by the write job itself
     if not counts_before_instant(cfg):
         check_partition_values(records, cfg.keygen)
@@ -149,6 +150,12 @@ def checked_records(
     except BaseException:
         release(records)
         raise
+
+
+def _bucket_upsert(cfg: WriteConfig) -> bool:
+    """An upsert under the bucket index: its only job before the write tasks is the write job's
+    own shuffle, whose map side reads (and checks) every record before any task writes a file."""
+    return cfg.operation is WriteOperationType.UPSERT and cfg.index_type == "BUCKET"
 
 
 def task_spec(
