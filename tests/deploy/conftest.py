@@ -8,7 +8,7 @@ from tests.deploy.runner import run_scenario
 #: The steps of tests/deploy/test_user_session.py (first: `format_unregistered` must run before
 #: anything registers the format) and of tests/deploy/test_hive_sync.py.
 USER_SESSION_STEPS = ["format_unregistered", "format_registered", "readme", "sql", "sync"]
-HIVE_SYNC_STEPS = ["cow", "full_resync", "mor", "plain_hive"]
+HIVE_SYNC_STEPS = ["cow", "full_resync", "mor_ro_rt", "plain_hive"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,6 +1,6 @@
 """Hudi's Hive sync into a real Hive metastore, run in a fresh process (one session for all steps).
 
-`python -m tests.deploy.hive_sync_scenario --session local[1] --work DIR --steps cow,mor,...`
+`python -m tests.deploy.hive_sync_scenario --session local[1] --work DIR --steps cow,mor_ro_rt,...`
 (`tests.deploy.scenario`'s steps too) with `PYHUDI_SCENARIO_HIVE=1`: the embedded Derby metastore under DIR (the process's cwd). Each
 step prints one JSON line: what the metastore stores (read straight from the metastore client, not
 through Spark's catalog) and what Spark reads through it.
@@ -93,8 +93,8 @@ def step_full_resync(spark, work: str) -> dict[str, Any]:  # type: ignore[no-unt
     return {"partitions": sorted(metastore.partitions("hms", "rides"))}
 
 
-def step_mor(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    path = os.path.join(work, "mor")
+def step_mor_ro_rt(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    path = os.path.join(work, "mor_ro_rt")
     _write(spark, path, rows(0, 4), "insert", MOR)
     _write(spark, path, rows(0, 2, ts=2), "upsert", MOR)
     out = {"ro": _state(spark, "trips_ro"), "rt": _state(spark, "trips_rt")}
@@ -156,12 +156,10 @@ def step_uri_read(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untype
     return {"cwd_has_derby": os.path.exists("metastore_db"), **_state(spark, "rides_uri")}
 
 
-#: This module's steps, and `tests.deploy.scenario`'s (so one process can run both; of a name in
-#: both, `mor`, this module's).
-STEPS: dict[str, Callable[..., dict[str, Any]]] = {
-    **scenario.STEPS,
-    **{name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")},
-}
+_OWN = {name[len("step_") :]: fn for name, fn in globals().items() if name.startswith("step_")}
+assert not _OWN.keys() & scenario.STEPS.keys(), "a step name in both modules"
+#: This module's steps and `tests.deploy.scenario`'s, so that one process can run both.
+STEPS: dict[str, Callable[..., dict[str, Any]]] = {**scenario.STEPS, **_OWN}
 
 
 def main(argv: list[str] | None = None) -> int:

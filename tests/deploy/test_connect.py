@@ -29,11 +29,10 @@ STEPS = [
 def connect(tmp_path_factory):
     logs = tmp_path_factory.mktemp("connect-server")
     with connect_server(logs) as url:
-        results = run_scenario(url, tmp_path_factory.mktemp("connect-client"), STEPS)
-        sync = ["fallback"]  # catalog sync without a metastore client
+        # last, in the same client: catalog sync without a metastore client (`fallback`)
         module = "tests.deploy.hive_sync_scenario"
-        work = tmp_path_factory.mktemp("connect-sync")
-        yield {**results, **run_scenario(url, work, sync, module=module)}
+        work = tmp_path_factory.mktemp("connect-client")
+        yield run_scenario(url, work, [*STEPS, "fallback"], module=module)
 
 
 def test_format_hudi_from_a_connect_client(connect):

@@ -107,9 +107,9 @@ def test_without_last_commit_time_sync_every_partition_is_listed_again(hive):
 
 
 def test_merge_on_read_registers_ro_and_rt_with_hudis_input_formats(hive):
-    mor = hive["mor"]
+    mor = hive["mor_ro_rt"]
     assert {"trips_ro", "trips_rt"} <= set(mor["tables"])
-    path = f"{_work(mor['ro'])}/mor"
+    path = f"{_work(mor['ro'])}/mor_ro_rt"
     _descriptor(mor["ro"]["table"], path, read_optimized=True, realtime=False)
     _descriptor(mor["rt"]["table"], path, read_optimized=False, realtime=True)
     assert sorted(mor["ro"]["partitions"]) == sorted(mor["rt"]["partitions"]) == ["chennai", "sf"]
