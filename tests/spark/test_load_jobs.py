@@ -80,8 +80,13 @@ def _dictionary_columns(file: str) -> set[str]:
     return {c.path_in_schema for c in columns if c.has_dictionary_page}
 
 
-@pytest.mark.parametrize("options", [BULK, BUCKET], ids=["bulk_insert", "bucket_load"])
+@pytest.mark.parametrize(
+    "options",
+    [BULK, BUCKET, {**BUCKET, "hoodie.datasource.write.operation": "upsert"}],
+    ids=["bulk_insert", "bucket_load", "bucket_upsert"],
+)
 def test_a_load_with_a_bad_partition_value_names_it_and_leaves_no_table(spark, tmp_path, options):
+    """Not even the parent folders the write made for the table (`a/`)."""
     path = tmp_path / "a" / "new"
     rows = [*trips(100, 20), dict(trips(200, 1)[0], city="../../escape")]
     frame = df_of(spark, rows).repartition(2)
@@ -91,6 +96,7 @@ def test_a_load_with_a_bad_partition_value_names_it_and_leaves_no_table(spark, t
     assert "'id-00200'" in message and "'city'" in message and "'../../escape'" in message
     assert "'..' path segment" in message
     assert tree_bytes(tmp_path) == {} and not path.exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("city", ["line\nbreak", "x/./y", "/somewhere"])

@@ -7,6 +7,7 @@ commits (or rolls back) the instant."""
 from __future__ import annotations
 
 import logging
+import os
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -62,12 +63,12 @@ def commit_prepared(
     """Write prepared records as one instant (the caller holds the table lock); a table this write
     created is removed again when nothing got committed. `incoming_counts`: the records per
     partition path when `checked_records` counted them."""
-    created, new_folder = False, False
+    created, new_folders = False, []
     if existing is not None:
         existing.reload()  # services may have committed while this write waited for the lock
     else:
         storage, base = Storage.for_uri(path)
-        new_folder = not storage.exists(base)
+        new_folders = _missing_folders(storage, base)
         existing, created = _create_table(path, cfg, data_schema)
     ctx = existing
     try:
@@ -76,9 +77,31 @@ def commit_prepared(
         # Under OCC another writer may be starting on the table this write created: keep it.
         if created and not is_multi_writer(cfg.options) and not ctx.reload().active.timeline:
             ctx.storage.delete_dir(ctx.meta_path)  # nothing was ever committed: no table
-            if new_folder and not ctx.storage.list_dir(ctx.base_path):
+            if new_folders and not ctx.storage.list_dir(ctx.base_path):
                 ctx.storage.delete_dir(ctx.base_path)  # the folder this write made (rolled back)
+                _remove_empty(new_folders[1:])
         raise
+
+
+def _missing_folders(storage: Storage, base: str) -> list[str]:
+    """`base` and the folders above it that do not exist yet, deepest first (local storage: an
+    object store has no folders to leave behind)."""
+    missing: list[str] = []
+    folder = base
+    while storage.is_local and not os.path.exists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
+def _remove_empty(folders: list[str]) -> None:
+    """Remove the folders (deepest first) while each is empty: the parents a failed write made.
+    `rmdir` refuses a folder something else has put a file in meanwhile."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _create_table(path: str, cfg: WriteConfig, data_schema: pa.Schema) -> tuple[TableContext, bool]:
