@@ -1,9 +1,10 @@
 """Hudi's Hive sync into a real Hive metastore, run in a fresh process (one session for all steps).
 
 `python -m tests.deploy.hive_sync_scenario --session local[1] --work DIR --steps cow,mor_ro_rt,...`
-(`tests.deploy.scenario`'s steps too) with `PYHUDI_SCENARIO_HIVE=1`: the embedded Derby metastore under DIR (the process's cwd). Each
-step prints one JSON line: what the metastore stores (read straight from the metastore client, not
-through Spark's catalog) and what Spark reads through it.
+(`tests.deploy.scenario`'s steps too) with `PYHUDI_SCENARIO_HIVE=1`: the embedded Derby
+metastore under DIR (the process's cwd). Each step prints one JSON line: what the metastore
+stores (read straight from the metastore client, not through Spark's catalog) and what Spark
+reads through it.
 """
 
 from __future__ import annotations

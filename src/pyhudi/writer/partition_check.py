@@ -7,8 +7,8 @@ key, the field and the value. Upserts that count their records per partition bef
 and bucket loads (`check_and_count`) check in that counting job instead: one scan of the batch,
 not two. Loads (`bulk_insert`, bucket loads without counts) and bucket upserts check in their
 write job instead (`guarded`: no scan of its own; a bad value fails the job, the instant is
-rolled back and `partition_errors_named` names the record as above). No Python UDF: the test is Spark SQL
-(`split`, `exists`, `rlike`).
+rolled back and `partition_errors_named` names the record as above). No Python UDF: the test is
+Spark SQL (`split`, `exists`, `rlike`).
 Fields whose values cannot make a bad segment (numbers, booleans, dates, timestamps rendered as
 epoch micros, timestamp formats without separators at the ends) skip the scan altogether.
 Arrow writes (Data Source, full-record bootstrap) check each batch in the task before writing it

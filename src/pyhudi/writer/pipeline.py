@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -84,13 +85,15 @@ def commit_prepared(
 
 
 def _missing_folders(storage: Storage, base: str) -> list[str]:
-    """`base` and the folders above it that do not exist yet, deepest first (local storage: an
-    object store has no folders to leave behind)."""
+    """`base` when it does not exist yet and, on local storage, the missing folders above it,
+    deepest first (an object store has no parent folders to leave behind)."""
     missing: list[str] = []
     folder = base
-    while storage.is_local and not os.path.exists(folder):
+    while not storage.exists(folder):
         missing.append(folder)
-        folder = os.path.dirname(folder)
+        if not storage.is_local:
+            break
+        folder = posixpath.dirname(folder)
     return missing
 
 
