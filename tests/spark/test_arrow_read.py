@@ -11,6 +11,10 @@ from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.file_group.slice_overlay import header_positions
+from pyhudi.reader.planner import plan_read
+from pyhudi.reader.slices import slice_tasks
+from pyhudi.table.context import TableContext
 
 DELETABLE = TRIPS_SCHEMA + ", _hoodie_is_deleted boolean"
 MOR = {
@@ -78,6 +82,22 @@ def test_merge_on_read_logs_deletes_and_pending_compaction(spark, tmp_path, bloc
     # commit-time ordering (the default payload): the latest write wins whatever its ts
     assert snapshot["id-00001"]["fare"] == -1.0 and snapshot["id-00005"]["fare"] == 9.0
     assert snapshot["id-00020"]["ts"] == 4
+
+
+@pytest.mark.parametrize("positions", [True, False], ids=["by_position", "by_key"])
+def test_logs_merge_by_row_position_when_every_block_has_them(spark, tmp_path, positions):
+    path = str(tmp_path / "mor")
+    options = trips_options(**MOR, **{"hoodie.write.record.positions": str(positions).lower()})
+    _write(spark, path, trips(0, 40), options, "bulk_insert")
+    _write(spark, path, trips(0, 12, ts=2) + trips(40, 3, ts=2), options, "upsert")
+    _write(spark, path, [trip(3), trip(41)], options, "delete")
+    ctx = TableContext.open(path)
+    plan = plan_read(ctx)
+    tasks = slice_tasks(ctx, plan, plan.with_logs)
+    assert tasks and all((header_positions(t) is not None) is positions for t in tasks)
+    assert _same_as_spark(spark, path) == rows(hudi_rs_table(path))
+    fares = _same_as_spark(spark, path, columns=["uuid", "fare"], filters=[("ts", ">", 1)])
+    assert [r["uuid"] for r in fares] == [f"id-{i:05d}" for i in (*range(12), 40, 42) if i != 3]
 
 
 def test_event_time_ordering_keeps_the_newer_base_row(spark, tmp_path):

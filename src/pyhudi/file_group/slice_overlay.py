@@ -71,21 +71,28 @@ def slice_deletes(task: SliceTask) -> SliceDeletes:
     fields = event_time_fields(task)
     if fields:
         return _event_time_deletes(task, fields)
+    positioned = header_positions(task)
+    if positioned is not None:
+        return SliceDeletes(positioned)
     instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
-    paths = [task.path(p) for p in task.log_files]
-    if logs_of_base_file(task):
-        positioned = block_positions(
-            queued_blocks(task.storage, paths, instants, read_content=False)
-        )
-        if positioned is not None:
-            return SliceDeletes(positioned)
-    blocks = queued_blocks(task.storage, paths, instants)
+    blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
     keys = log_record_keys(blocks, task.file_schema, task.ordering_field)
     if len(keys) == 0:
         return SliceDeletes(_NONE)
     base = read_base_file(task.storage, task.path(task.base_file), columns=[RECORD_KEY])
     hit = pc.is_in(base.column(RECORD_KEY), value_set=keys.combine_chunks())
     return SliceDeletes(np.flatnonzero(hit.to_numpy(zero_copy_only=False)).astype(np.int64))
+
+
+def header_positions(task: SliceTask) -> np.ndarray | None:
+    """Under commit-time ordering, the base rows the slice's logs replace or delete, from the
+    committed blocks' RECORD_POSITIONS headers alone (no block content is read); None when some
+    block has no such header or the logs were not written against the slice's base file."""
+    if task.base_file is None or event_time_fields(task) or not logs_of_base_file(task):
+        return None
+    instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
+    paths = [task.path(p) for p in task.log_files]
+    return block_positions(queued_blocks(task.storage, paths, instants, read_content=False))
 
 
 def logs_of_base_file(task: SliceTask) -> bool:

@@ -7,7 +7,7 @@ Arrow tasks, run on local threads (pyarrow's parquet reads and compute release t
 | planned slices                          | read by                                                  |
 |-----------------------------------------|----------------------------------------------------------|
 | parquet base files without log files    | one `pyarrow.dataset` scan (threads, filters pushed down) |
-| slices with log files, bootstrap skeletons, Lance base files | `read_slice` per slice in a thread pool (base merged with its logs / stitched to its source) |
+| slices with log files, bootstrap skeletons, Lance base files | per slice in a thread pool: base merged with its logs (by row position when every log block carries RECORD_POSITIONS, else by key) / stitched to its source |
 
 Row filters are the `(column, op, value)` tuples of `pyhudi.read`, applied to the merged rows with
 Spark's semantics (a comparison with null drops the row); they are pushed into the scan only for
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
@@ -30,6 +31,7 @@ from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.log_merge import merge_with_base, ordering_columns, slice_winners
 from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
+from pyhudi.file_group.slice_overlay import header_positions, slice_live_rows
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
@@ -125,25 +127,52 @@ def _scan_base_files(
 def _read_task(
     task: SliceTask, needed: list[str], condition: pads.Expression | None, prune: bool
 ) -> pa.Table:
-    if prune and _prunable(task, needed):
-        table = _read_merged_columns(task, needed)
-    else:
+    table = None
+    if prune and _mergeable(task):
+        table = _read_by_position(task, needed)
+        if table is None and len(needed) < len(task.file_schema):
+            table = _read_merged_columns(task, needed)
+    if table is None:
         table = read_slice(task)
     if condition is not None:
         table = table.filter(condition)
     return table.select(needed)
 
 
-def _prunable(task: SliceTask, needed: list[str]) -> bool:
-    """A merge-on-read slice over a parquet base file, read for some of the columns only."""
+def _mergeable(task: SliceTask) -> bool:
+    """A merge-on-read slice over a parquet base file (with stored record keys: the caller's
+    `prune`), merged: its base file can be read for some columns only, or by position."""
     return (
         bool(task.log_files)
         and task.base_file is not None
         and task.base_file.endswith(".parquet")
         and task.bootstrap_source is None
         and not task.skip_merge
-        and len(needed) < len(task.file_schema)
     )
+
+
+def _base_columns(task: SliceTask, columns: list[str]) -> pa.Table:
+    """The slice's base file, `columns` only (in file-schema order)."""
+    path = task.path(task.base_file)  # type: ignore[arg-type]
+    # A dataset with the table's schema: columns the file lacks are nulls, older types are cast.
+    dataset = pads.dataset([path], schema=task.file_schema, filesystem=task.storage.fs)
+    return dataset.to_table(columns=columns, use_threads=True)
+
+
+def _read_by_position(task: SliceTask, needed: list[str]) -> pa.Table | None:
+    """The slice merged by row position, as the Spark read's `mor_positions` does: the base file's
+    needed columns minus the rows its logs' RECORD_POSITIONS headers name, plus the logs' live
+    rows. No record key is read or matched; None when the headers cannot say (the key merge)."""
+    positions = header_positions(task)
+    if positions is None:
+        return None
+    base = _base_columns(task, needed)
+    if len(positions) and int(positions[-1]) >= base.num_rows:
+        return None  # not positions in this file: leave it to the key merge
+    keep = np.ones(base.num_rows, dtype=bool)
+    keep[positions] = False
+    live = slice_live_rows(task).select(needed)
+    return pa.concat_tables([base.filter(pa.array(keep)), live])
 
 
 def _read_merged_columns(task: SliceTask, needed: list[str]) -> pa.Table:
@@ -151,10 +180,7 @@ def _read_merged_columns(task: SliceTask, needed: list[str]) -> pa.Table:
     columns, the record key and the ordering fields (the log blocks are decoded whole)."""
     wanted = {*needed, RECORD_KEY, *ordering_columns(task.ordering_field)}
     keep = [name for name in task.file_schema.names if name in wanted]
-    path = task.path(task.base_file)  # type: ignore[arg-type]
-    # A dataset with the table's schema: columns the file lacks are nulls, older types are cast.
-    dataset = pads.dataset([path], schema=task.file_schema, filesystem=task.storage.fs)
-    base = dataset.to_table(columns=keep, use_threads=True)
+    base = _base_columns(task, keep)
     winners = slice_winners(task)
     flags = [c for c in (SEQ, DELETED, NATURAL) if c in winners.column_names]
     winners = winners.select([*keep, *flags])
