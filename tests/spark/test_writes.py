@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
+from pyhudi.spark_env import default_parallelism
+from pyhudi.table.context import TableContext
+from pyhudi.writer import partitioner
+from pyhudi.writer.config import resolve_write_config
+from pyhudi.writer.job import WriteJob, write_tasks
 
 
 def test_inserts_fill_small_files_before_new_file_groups(spark, tmp_path):
@@ -170,3 +176,28 @@ def test_commit_metadata_records_schema_and_extra_metadata(spark, tmp_path):
     )
     props = pyhudi.HudiTable(path).properties
     assert props["hoodie.table.version"] == "6" and props["hoodie.table.timeline.timezone"] == "UTC"
+
+
+def test_write_stage_counts_new_file_groups_by_their_share_of_a_full_file(spark, tmp_path):
+    """One write task per base file rewritten and per full new file group: new groups planned for
+    a few records share tasks (each Python task costs JVM set-up), full ones get a task each."""
+    path = str(tmp_path / "t")
+    options = {
+        **trips_options(),
+        "hoodie.copyonwrite.insert.auto.split": "false",
+        "hoodie.copyonwrite.insert.split.size": "100",
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.datasource.write.operation": "upsert",
+    }
+    pyhudi.write(df_of(spark, trips(0, 10)), path, options)
+    cfg = resolve_write_config(options, None)
+    job = WriteJob(spark, TableContext.open(path), cfg, None, None)  # type: ignore[arg-type]
+    cores = default_parallelism(spark)
+    assert len(partitioner.plan_for_job(job, {"a": 30, "b": 30, "c": 30}, small_files=True)) == 3
+    assert job.new_file_units == pytest.approx(0.9)
+    assert write_tasks(job, 0) == cores  # three groups of 30 records: one unit
+    assert write_tasks(job, 7) == max(cores, 8)  # plus seven base files rewritten
+    assert len(partitioner.plan_for_job(job, {"d": 1000}, small_files=True)) == 10
+    assert write_tasks(job, 0) == max(cores, 11)  # ten full groups more
+    parallel = resolve_write_config({**options, "hoodie.upsert.shuffle.parallelism": "3"}, None)
+    assert write_tasks(WriteJob(spark, job.ctx, parallel, None, None), 7) == 3  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -22,8 +23,9 @@ class WriteJob:
     records: DataFrame
     #: File groups chosen as small files for inserts (merge-on-read merges them into new base files).
     small_file_ids: set[str] = field(default_factory=set)
-    #: New file groups planned for inserts (sizes the write stage, see `write_tasks`).
-    new_file_groups: int = 0
+    #: New file groups planned for inserts, in full files: each counts its planned records over a
+    #: full group's (sizes the write stage, see `write_tasks`).
+    new_file_units: float = 0.0
     #: Records per partition path, counted (records checkpointed) before the instant began.
     incoming_counts: dict[str, int] | None = None
 
@@ -38,16 +40,19 @@ class Outcome:
 MAX_WRITE_TASKS = 2000
 
 
-def write_tasks(job: WriteJob, existing_groups: int) -> int:
-    """Tasks of the file-group write stage: the configured shuffle parallelism, else about one per
-    file group the write may touch (never fewer than the cores). Rewriting a base file costs the
-    same however few records reach it, so the stage must not be sized (and coalesced by adaptive
-    execution) by its shuffle bytes: a 1,000-row upsert touching 20 file groups would merge all
-    20 in one task."""
+def write_tasks(job: WriteJob, rewritten_groups: int) -> int:
+    """Tasks of the file-group write stage: the configured shuffle parallelism, else one per base
+    file the write may rewrite plus one per full new file group (never fewer than the cores).
+
+    Rewriting a base file costs the same however few records reach it, so the stage must not be
+    sized (and coalesced by adaptive execution) by its shuffle bytes: a 1,000-row upsert touching
+    20 file groups would merge all 20 in one task. New file groups and log appends cost what their
+    records cost: new groups count by their share of a full file (ten groups of a few thousand
+    inserts are one unit), since every Python task costs ~30-40 ms of JVM-side set-up."""
     if job.cfg.parallelism > 0:
         return job.cfg.parallelism
-    groups = existing_groups + job.new_file_groups
-    return max(default_parallelism(job.spark), min(groups, MAX_WRITE_TASKS))
+    units = rewritten_groups + math.ceil(job.new_file_units - 1e-9)
+    return max(default_parallelism(job.spark), min(units, MAX_WRITE_TASKS))
 
 
 def in_task_combine(cfg: WriteConfig) -> bool:
