@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trip, trips, trips_options
@@ -13,6 +15,7 @@ from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
 from pyhudi.writer.config import resolve_write_config
 from pyhudi.writer.job import WriteJob, write_tasks
+from pyhudi.writer.operations import rewritable_groups
 
 
 def test_inserts_fill_small_files_before_new_file_groups(spark, tmp_path):
@@ -201,3 +204,27 @@ def test_write_stage_counts_new_file_groups_by_their_share_of_a_full_file(spark,
     assert write_tasks(job, 0) == max(cores, 11)  # ten full groups more
     parallel = resolve_write_config({**options, "hoodie.upsert.shuffle.parallelism": "3"}, None)
     assert write_tasks(WriteJob(spark, job.ctx, parallel, None, None), 7) == 3  # type: ignore[arg-type]
+
+
+def test_copy_on_write_stage_is_sized_by_the_slices_its_records_can_reach(spark, tmp_path):
+    """A small upsert into a large copy-on-write table does not start a task per file group of the
+    table: only the slices of its partitions count, and at most one per record."""
+    path = str(tmp_path / "t")
+    options = {**trips_options(), "hoodie.copyonwrite.insert.split.size": "5"}
+    options["hoodie.copyonwrite.insert.auto.split"] = "false"
+    data = trips(0, 20, city="sf") + trips(20, 30, city="nyc")
+    pyhudi.write(
+        df_of(spark, data), path, {**options, "hoodie.datasource.write.operation": "insert"}
+    )
+    ctx = TableContext.open(path)
+    by_city = Counter(s.partition_path for s in ctx.view().latest_file_slices())
+    assert by_city == {"sf": 4, "nyc": 6}
+    job = WriteJob(spark, ctx, resolve_write_config(options, None), None, None)  # type: ignore[arg-type]
+    assert rewritable_groups(job) == 10  # partitions not counted: every slice
+    job.incoming_counts = {"sf": 3}
+    assert rewritable_groups(job) == 3  # three records reach three slices at most
+    job.incoming_counts = {"sf": 50}
+    assert rewritable_groups(job) == 4
+    global_index = {**options, "hoodie.index.type": "GLOBAL_SIMPLE"}
+    job.cfg = resolve_write_config(global_index, None)
+    assert rewritable_groups(job) == 10  # records may move to any partition

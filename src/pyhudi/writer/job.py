@@ -26,7 +26,8 @@ class WriteJob:
     #: New file groups planned for inserts, in full files: each counts its planned records over a
     #: full group's (sizes the write stage, see `write_tasks`).
     new_file_units: float = 0.0
-    #: Records per partition path, counted (records checkpointed) before the instant began.
+    #: Records per partition path, when counted: before the instant began (the records then are
+    #: checkpointed), or by the upsert for its index lookup.
     incoming_counts: dict[str, int] | None = None
 
 

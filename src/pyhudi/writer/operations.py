@@ -38,9 +38,20 @@ def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    data = data.repartition(write_tasks(job, len(job.ctx.view().latest_file_slices())), FID)
+    data = data.repartition(write_tasks(job, rewritable_groups(job)), FID)
     result = data.groupBy(FID).applyInArrow(file_group_function(job.spec, merge), STATS_DDL)
     return [row.asDict() for row in result.collect()]
+
+
+def rewritable_groups(job: WriteJob) -> int:
+    """File groups a copy-on-write write may rewrite: the latest slices of the partitions its
+    records go to, at most one per record (every slice of the table when the partitions are not
+    known, or under a global index, whose records may move to another partition)."""
+    counts = job.incoming_counts
+    if counts is None or job.cfg.is_global_index:
+        return len(job.ctx.view().latest_file_slices())
+    slices = job.ctx.view().latest_file_slices(partitions=sorted(counts))
+    return min(len(slices), sum(counts.values()))
 
 
 def _write_groups(job: WriteJob, records: DataFrame) -> list[dict]:
@@ -193,7 +204,7 @@ def upsert(job: WriteJob) -> Outcome:
         if not job.cfg.is_global_index:
             counts = job.incoming_counts
             if counts is None:
-                counts = _incoming_counts(records)
+                counts = job.incoming_counts = _incoming_counts(records)
             partitions, rows = sorted(counts), sum(counts.values())
             files = driver_lookup_files(job.ctx, job.cfg, partitions, rows)
             if files is not None:
