@@ -14,7 +14,7 @@ from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
 from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.job import WriteJob, write_tasks
+from pyhudi.writer.job import TASK_RECORDS, WriteJob, write_tasks
 from pyhudi.writer.operations import rewritable_groups
 
 
@@ -181,14 +181,14 @@ def test_commit_metadata_records_schema_and_extra_metadata(spark, tmp_path):
     assert props["hoodie.table.version"] == "6" and props["hoodie.table.timeline.timezone"] == "UTC"
 
 
-def test_write_stage_counts_new_file_groups_by_their_share_of_a_full_file(spark, tmp_path):
-    """One write task per base file rewritten and per full new file group: new groups planned for
-    a few records share tasks (each Python task costs JVM set-up), full ones get a task each."""
+def test_write_stage_gives_a_task_to_each_rewrite_and_to_each_large_new_file_group(spark, tmp_path):
+    """One write task per base file rewritten and per new file group of `TASK_RECORDS` records or
+    more; smaller new groups share tasks (each Python task costs JVM set-up)."""
     path = str(tmp_path / "t")
     options = {
         **trips_options(),
         "hoodie.copyonwrite.insert.auto.split": "false",
-        "hoodie.copyonwrite.insert.split.size": "100",
+        "hoodie.copyonwrite.insert.split.size": str(2 * TASK_RECORDS),
         "hoodie.parquet.small.file.limit": "0",
         "hoodie.datasource.write.operation": "upsert",
     }
@@ -196,12 +196,14 @@ def test_write_stage_counts_new_file_groups_by_their_share_of_a_full_file(spark,
     cfg = resolve_write_config(options, None)
     job = WriteJob(spark, TableContext.open(path), cfg, None, None)  # type: ignore[arg-type]
     cores = default_parallelism(spark)
-    assert len(partitioner.plan_for_job(job, {"a": 30, "b": 30, "c": 30}, small_files=True)) == 3
-    assert job.new_file_units == pytest.approx(0.9)
-    assert write_tasks(job, 0) == cores  # three groups of 30 records: one unit
+    small = {"a": TASK_RECORDS // 10, "b": TASK_RECORDS // 10, "c": TASK_RECORDS // 10}
+    assert len(partitioner.plan_for_job(job, small, small_files=True)) == 3
+    assert job.new_file_units == pytest.approx(0.3)
+    assert write_tasks(job, 0) == cores  # three small groups: a share of one task
     assert write_tasks(job, 7) == max(cores, 8)  # plus seven base files rewritten
-    assert len(partitioner.plan_for_job(job, {"d": 1000}, small_files=True)) == 10
-    assert write_tasks(job, 0) == max(cores, 11)  # ten full groups more
+    # 6 x TASK_RECORDS in groups of at most 2 x TASK_RECORDS: three groups, a task each
+    assert len(partitioner.plan_for_job(job, {"d": 6 * TASK_RECORDS}, small_files=True)) == 3
+    assert write_tasks(job, 0) == max(cores, 4)
     parallel = resolve_write_config({**options, "hoodie.upsert.shuffle.parallelism": "3"}, None)
     assert write_tasks(WriteJob(spark, job.ctx, parallel, None, None), 7) == 3  # type: ignore[arg-type]
 

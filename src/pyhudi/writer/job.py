@@ -23,8 +23,8 @@ class WriteJob:
     records: DataFrame
     #: File groups chosen as small files for inserts (merge-on-read merges them into new base files).
     small_file_ids: set[str] = field(default_factory=set)
-    #: New file groups planned for inserts, in full files: each counts its planned records over a
-    #: full group's (sizes the write stage, see `write_tasks`).
+    #: New file groups planned for inserts, in write tasks: a group counts its planned records over
+    #: `TASK_RECORDS`, at most 1 (sizes the write stage, see `write_tasks`).
     new_file_units: float = 0.0
     #: Records per partition path, when counted: before the instant began (the records then are
     #: checkpointed), or by the upsert for its index lookup.
@@ -39,17 +39,21 @@ class Outcome:
 
 #: Upper bound of the write stage's task count chosen from the file groups it may touch.
 MAX_WRITE_TASKS = 2000
+#: Records of a new file group worth a write task of its own (~0.2 s of Python work, against the
+#: ~30-40 ms of JVM-side set-up a Python task costs); smaller groups share tasks.
+TASK_RECORDS = 50_000
 
 
 def write_tasks(job: WriteJob, rewritten_groups: int) -> int:
     """Tasks of the file-group write stage: the configured shuffle parallelism, else one per base
-    file the write may rewrite plus one per full new file group (never fewer than the cores).
+    file the write may rewrite plus the new file groups' units (never fewer than the cores).
 
     Rewriting a base file costs the same however few records reach it, so the stage must not be
     sized (and coalesced by adaptive execution) by its shuffle bytes: a 1,000-row upsert touching
     20 file groups would merge all 20 in one task. New file groups and log appends cost what their
-    records cost: new groups count by their share of a full file (ten groups of a few thousand
-    inserts are one unit), since every Python task costs ~30-40 ms of JVM-side set-up."""
+    records cost: a new group of `TASK_RECORDS` or more gets a task, smaller ones a share of one
+    (ten groups of a few thousand inserts are one task: each Python task costs ~30-40 ms of
+    JVM-side set-up)."""
     if job.cfg.parallelism > 0:
         return job.cfg.parallelism
     units = rewritten_groups + math.ceil(job.new_file_units - 1e-9)

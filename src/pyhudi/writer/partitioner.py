@@ -25,7 +25,7 @@ from pyhudi.model.file import BaseFile, FileSlice
 from pyhudi.spark_env import rows_frame
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
-from pyhudi.writer.job import WriteJob
+from pyhudi.writer.job import TASK_RECORDS, WriteJob
 
 HASH_RANGE = 1_000_000
 _RANGE_FIELDS = [
@@ -84,17 +84,6 @@ def small_file_slices(
     return result
 
 
-def new_group_capacity(sizing: SizingConfig, record_size_bytes: int) -> int:
-    """Records a new file group is planned for: `max.file.size / record size` (auto split), else
-    `hoodie.copyonwrite.insert.split.size`."""
-    per_bucket = (
-        sizing.max_file_size_bytes // record_size_bytes
-        if sizing.auto_split
-        else sizing.insert_split_size
-    )
-    return max(per_bucket, 1)
-
-
 def plan_insert_buckets(
     insert_counts: dict[str, int],
     small_files: dict[str, list[FileSlice]],
@@ -115,7 +104,12 @@ def plan_insert_buckets(
                 buckets.append(InsertBucket(partition, file_slice.file_id, base.file_name, take))
                 remaining -= take
         if remaining > 0:
-            count = max(1, math.ceil(remaining / new_group_capacity(sizing, record_size_bytes)))
+            per_bucket = (
+                sizing.max_file_size_bytes // record_size_bytes
+                if sizing.auto_split
+                else sizing.insert_split_size
+            )
+            count = max(1, math.ceil(remaining / max(per_bucket, 1)))
             share, extra = divmod(remaining, count)
             for index in range(count):
                 buckets.append(
@@ -128,7 +122,7 @@ def plan_insert_buckets(
 
 def plan_for_job(job: WriteJob, counts: dict[str, int], *, small_files: bool) -> list[InsertBucket]:
     """Insert buckets for `counts` inserts per partition; notes the small files and the new file
-    groups' share of full files on `job` (they size the write stage, `job.write_tasks`)."""
+    groups (in task units, `TASK_RECORDS`) on `job`: they size the write stage (`job.write_tasks`)."""
     sizing = job.cfg.sizing
     record_size = average_record_size(job.ctx, sizing)
     small = (
@@ -138,8 +132,9 @@ def plan_for_job(job: WriteJob, counts: dict[str, int], *, small_files: bool) ->
     )
     buckets = plan_insert_buckets(counts, small, record_size, sizing)
     job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
-    capacity = new_group_capacity(sizing, record_size)
-    job.new_file_units += sum(b.records / capacity for b in buckets if b.base_file_name is None)
+    job.new_file_units += sum(
+        min(1.0, b.records / TASK_RECORDS) for b in buckets if b.base_file_name is None
+    )
     return buckets
 
 
