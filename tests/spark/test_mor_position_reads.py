@@ -12,6 +12,7 @@ from tests.helpers.oracle import hudi_rs_table, rows
 import pyhudi
 from pyhudi.reader import mor_positions
 from pyhudi.reader.planner import plan_read
+from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
 
 MOR = {
@@ -138,3 +139,27 @@ def test_projected_reads_of_the_key_join_path(spark, tmp_path):
     full = {r["uuid"]: r["fare"] for r in pyhudi.read(spark, path).collect()}
     assert {r["uuid"]: r["fare"] for r in ours.collect()} == full
     assert len(full) == 30 and sum(f == 7.0 for f in full.values()) == 10
+
+
+@pytest.mark.parametrize("task_bytes", [None, 1], ids=["one_task", "one_per_core"])
+def test_pass_two_decodes_small_logs_in_one_task(spark, tmp_path, monkeypatch, task_bytes):
+    """A few MB of logs are decoded in one Python task (each costs JVM set-up); past
+    `LIVE_TASK_LOG_BYTES` per task the slices spread over the cores. Same rows either way."""
+    if task_bytes is not None:
+        monkeypatch.setattr(mor_positions, "LIVE_TASK_LOG_BYTES", task_bytes)
+    path = str(tmp_path / "t")
+    options = {**trips_options(), **MOR}
+    _write(spark, path, df_of(spark, trips(0, 90)), options, "bulk_insert")
+    _write(spark, path, df_of(spark, trips(0, 90, ts=2, fare=5.0)[::4]), options, "upsert")
+    ctx = TableContext.open(path)
+    plan = plan_read(ctx)
+    tasks = slice_tasks(ctx, plan, plan.with_logs)
+    log_bytes = sum(log.size_bytes for s in plan.with_logs for log in s.log_files)
+    assert len(tasks) >= 2 and 0 < log_bytes < 1 << 20
+    schema = pyhudi.read(spark, path).schema
+    live = mor_positions._live_frame(spark, tasks, {}, schema, log_bytes)
+    cores = spark.sparkContext.defaultParallelism
+    assert live.rdd.getNumPartitions() == (1 if task_bytes is None else min(len(tasks), cores))
+    assert live.count() == len(trips(0, 90)[::4])
+    ours = _same(spark, path)
+    assert sum(r["fare"] == 5.0 for r in ours) == len(trips(0, 90)[::4])

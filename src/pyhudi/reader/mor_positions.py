@@ -50,6 +50,9 @@ LITERAL_MAX_WORDS = 1 << 20
 DRIVER_MAX_SLICES = 32
 DRIVER_MAX_LOG_BYTES = 256 << 20
 DRIVER_THREADS = 4
+#: Log bytes pass 2 decodes per task: a read with fewer decodes its logs in one task (each Python
+#: task costs ~30-40 ms of JVM-side set-up, more than decoding a few MB of logs).
+LIVE_TASK_LOG_BYTES = 64 << 20
 _DELETES = T.StructType(
     [
         T.StructField(BASE, T.StringType()),
@@ -97,7 +100,7 @@ def read_by_position(
         else:
             kept = base.filter(_not_dropped(words))
         parts.append(kept)
-    frame = _live_frame(spark, tasks, lost, schema)
+    frame = _live_frame(spark, tasks, lost, schema, log_bytes)
     for part in reversed(parts):
         frame = part.unionByName(frame)
     return frame
@@ -167,8 +170,10 @@ def _live_frame(
     tasks: list[SliceTask],
     lost: dict[str, tuple[str, ...]],
     schema: T.StructType,
+    log_bytes: int = -1,
 ) -> DataFrame:
-    """Pass 2: the surviving log rows of every slice, decoded in the query's tasks."""
+    """Pass 2: the surviving log rows of every slice, decoded in the query's tasks (one per
+    `LIVE_TASK_LOG_BYTES` of logs, up to one per core; one per core when the size is unknown)."""
     target = to_arrow_schema(schema, timezone="UTC")
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -178,12 +183,14 @@ def _live_frame(
                 rows = slice_live_rows(task, lost.get(_name(task), ()))
                 yield from conform(rows, target).to_batches()
 
-    return _indices(spark, len(tasks)).mapInArrow(run, schema)
+    slots = len(tasks) if log_bytes < 0 else -(-log_bytes // LIVE_TASK_LOG_BYTES)
+    return _indices(spark, len(tasks), slots).mapInArrow(run, schema)
 
 
-def _indices(spark: SparkSession, count: int) -> DataFrame:
-    """Task indices 0..count-1 (column `id`) in contiguous ranges, one partition per core."""
-    slots = max(1, min(count, default_parallelism(spark)))
+def _indices(spark: SparkSession, count: int, slots: int | None = None) -> DataFrame:
+    """Task indices 0..count-1 (column `id`) in contiguous ranges, in `slots` partitions (at most
+    one per core and per index)."""
+    slots = max(1, min(count, default_parallelism(spark), count if slots is None else slots))
     return spark.range(0, count, 1, numPartitions=slots)
 
 
