@@ -148,6 +148,27 @@ def test_global_index_moves_a_key_to_its_new_partition(spark, tmp_path):
     assert len(theirs) == 6 and theirs["id-00000"] == "chennai"
 
 
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("index", ["SIMPLE", "BLOOM"])
+def test_a_key_in_two_partitions_is_updated_only_in_its_own(spark, tmp_path, index, table_type):
+    """Non-global indexes match (key, partition): the SIMPLE index matches stored keys alone,
+    then pairs each match with its record's partition, so the other partition's row stays."""
+    path = str(tmp_path / "t")
+    options = {
+        **trips_options(),
+        "hoodie.index.type": index,
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.datasource.write.operation": "upsert",
+    }
+    both = [trip(1, city="sf", fare=1.0), trip(1, city="nyc", fare=2.0), trip(2, city="sf")]
+    pyhudi.write(df_of(spark, both), path, options)
+    result = pyhudi.write(df_of(spark, [trip(1, ts=2, city="nyc", fare=9.0)]), path, options)
+    assert (result.num_updates, result.num_inserts) == (1, 0)
+    fares = {(r["uuid"], r["city"]): r["fare"] for r in hudi_rs_table(path).to_pylist()}
+    assert fares == {("id-00001", "sf"): 1.0, ("id-00001", "nyc"): 9.0, ("id-00002", "sf"): 2.1}
+
+
 def test_bloom_index_upsert_matches_simple_index(spark, tmp_path):
     results = {}
     for index in ("SIMPLE", "BLOOM"):
