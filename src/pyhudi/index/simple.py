@@ -14,11 +14,10 @@ takes it from the record's current location.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import reduce
 
 import pyarrow as pa
 import pyarrow.compute
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -28,7 +27,6 @@ from pyhudi.file_group.log_scan import InstantFilter, log_records, queued_blocks
 from pyhudi.index.bloom import bloom_candidate_locations
 from pyhudi.keygen.spark import with_key_columns
 from pyhudi.model.file import BaseFile
-from pyhudi.spark_env import rows_frame
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
 
@@ -84,41 +82,16 @@ def existing_locations(
             RECORD_KEY,
             PARTITION_PATH,
         )
-    return data.select(
-        F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION), *_file_columns(positions)
-    )
-
-
-def _file_columns(positions: bool) -> list[Column]:
-    """File id and base file name (and the row position) of each row of a base-file scan."""
     file_name = F.col("_metadata.file_name")
-    columns = [F.substring_index(file_name, "_", 1).alias(LOC_FID), file_name.alias(LOC_BASE)]
+    columns = [
+        F.col(RECORD_KEY),
+        F.col(PARTITION_PATH).alias(LOC_PARTITION),
+        F.substring_index(file_name, "_", 1).alias(LOC_FID),
+        file_name.alias(LOC_BASE),
+    ]
     if positions:
         columns.append(F.col("_metadata.row_index").alias(POSITION))
-    return columns
-
-
-def stored_key_matches(
-    spark: SparkSession,
-    ctx: TableContext,
-    files: list[BaseFile],
-    keys: DataFrame,
-    positions: bool = False,
-) -> DataFrame:
-    """`existing_locations` of the stored keys in `files` that are among `keys` (one column, the
-    record key), in any partition. Only the key column is read and matched (a broadcast
-    semi-join); each match's partition is its base file's, attached afterwards by file name,
-    since matching (key, partition) pairs costs ~20% more than the key alone."""
-    uris = [ctx.storage.uri(ctx.path(f.relative_path)) for f in files]
-    data = spark.read.schema(f"`{RECORD_KEY}` string").parquet(*uris)
-    found = data.select(F.col(RECORD_KEY), *_file_columns(positions))
-    found = found.join(F.broadcast(keys), on=RECORD_KEY, how="left_semi")
-    names = [(f.file_name, f.partition_path) for f in files]
-    partitions = rows_frame(
-        spark, names, [pa.field(LOC_BASE, pa.string()), pa.field(LOC_PARTITION, pa.string())]
-    )
-    located = found.join(F.broadcast(partitions), on=LOC_BASE)
-    return located.select(*location_schema(positions).names)
+    return data.select(*columns)
 
 
 def log_only_locations(
@@ -176,16 +149,8 @@ def tag_locations(
     known and small enough, lets the matches be broadcast to the incoming records. `positions`:
     plus `control_columns.POSITION` (the row in the located base file; null without one)."""
     files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
-    # First narrow the table's keys to the incoming ones with a broadcast semi-join (no shuffle of
-    # the whole index), then attach the few matches to the incoming records.
-    incoming_keys = incoming.select(F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION))
-    found: list[DataFrame] = []  # matches: stored keys are matched on the key alone
-    locations: DataFrame | None = None  # candidates, matched below
     if cfg.index_type in ("BLOOM", "GLOBAL_BLOOM") and files:
         locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg, positions)
-    elif ctx.config.populate_meta_fields and files:
-        keys = incoming_keys.select(RECORD_KEY)
-        found.append(stored_key_matches(spark, ctx, files, keys, positions))
     else:
         locations = existing_locations(spark, ctx, files, cfg, positions)
     if ctx.config.is_merge_on_read:
@@ -193,15 +158,18 @@ def tag_locations(
         if in_logs is not None:
             if positions:  # keys in logs only: no base file row
                 in_logs = in_logs.withColumn(POSITION, F.lit(None).cast(T.LongType()))
-            locations = in_logs if locations is None else locations.unionByName(in_logs)
-    on = [RECORD_KEY] if cfg.is_global_index else [RECORD_KEY, LOC_PARTITION]
-    if locations is not None:
-        found.append(locations.join(F.broadcast(incoming_keys.select(*on)), on=on, how="left_semi"))
-    matches = reduce(DataFrame.unionByName, found) if found else empty_locations(spark, positions)
+            locations = locations.unionByName(in_logs)
+    # First narrow the table's keys to the incoming ones with a broadcast semi-join (no shuffle of
+    # the whole index), then attach the few matches to the incoming records.
+    incoming_keys = incoming.select(F.col(RECORD_KEY), F.col(PARTITION_PATH).alias(LOC_PARTITION))
     if cfg.is_global_index:
+        matches = locations.join(
+            F.broadcast(incoming_keys.select(RECORD_KEY)), on=RECORD_KEY, how="left_semi"
+        )
         return incoming.join(matches, on=RECORD_KEY, how="left")
-    # A stored key found in another partition than its incoming record's is no match: the join
-    # below pairs on (key, partition).
+    matches = locations.join(
+        F.broadcast(incoming_keys), on=[RECORD_KEY, LOC_PARTITION], how="left_semi"
+    )
     if incoming_rows is not None and incoming_rows <= BROADCAST_MATCHES_MAX_ROWS:
         matches = F.broadcast(
             matches
@@ -212,8 +180,8 @@ def tag_locations(
     return incoming.join(matches, on=condition, how="left").drop(matches[RECORD_KEY])
 
 
-def empty_locations(spark: SparkSession, positions: bool = False) -> DataFrame:
-    return spark.createDataFrame([], location_schema(positions))
+def empty_locations(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([], LOCATION_SCHEMA)
 
 
 __all__ = [
