@@ -1,12 +1,14 @@
 """SIGKILL between the metadata table's deltacommit and the data instant's completion, in a real
-writer process: the table validates clean and reads as before (the metadata deltacommit of a data
+writer process (a COW upsert, a MOR upsert and a compaction, each on its own table, stopped at once
+in one process): the table validates clean and reads as before (the metadata deltacommit of a data
 instant that never completed is ignored); the next write rolls the data instant back and discards
 the metadata deltacommit; a re-run compaction writes its metadata deltacommit once."""
 
 from __future__ import annotations
 
-import shutil
 import time
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,7 @@ COW = {
     "hoodie.parquet.small.file.limit": "0",
 }
 MOR = {**COW, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+CRASHED = row_spec(100, 200, tag=5)
 
 
 def _write(spark, path: Path, options: dict[str, str], operation: str, spec):  # type: ignore[no-untyped-def]
@@ -44,16 +47,64 @@ def _write(spark, path: Path, options: dict[str, str], operation: str, spec):  #
     )
 
 
-def _crash(work: Path, point: str, step: dict) -> None:
+WRITE_POINT, COMPACTION_POINT = "write.after_metadata_commit", "compaction.after_metadata_commit"
+#: Each part of the crash process and the point it stops at.
+PARTS = {"cow": WRITE_POINT, "mor": WRITE_POINT, "compaction": COMPACTION_POINT}
+CRASH_DEADLINE_S = 300
+
+
+@dataclass(frozen=True)
+class Crashed:
+    path: Path
+    options: dict[str, str]
+    before: dict
+
+
+def _marks(mark: Path) -> Counter[str]:
+    """How many parts reached each fault point (the mark file: a `<point> <pid>` line each)."""
+    lines = mark.read_text().splitlines() if mark.exists() else []
+    return Counter(line.split()[0] for line in lines if line.strip())
+
+
+@pytest.fixture(scope="module")
+def crashed(spark, tmp_path_factory) -> dict[str, Crashed]:  # type: ignore[no-untyped-def]
+    """Two upserts (COW, MOR) and a compaction, each on its own table, run at once in one writer
+    process that stops each at its metadata-commit point (`hang`) and is SIGKILLed once all three
+    are there: one JVM start instead of three."""
+    root = tmp_path_factory.mktemp("mdt-crash")
+    tables: dict[str, Crashed] = {}
+    steps = []
+    for name, options in (("cow", COW), ("mor", MOR)):
+        path = root / name
+        _write(spark, path, options, "insert", row_spec(0, 200, tag=1))
+        _write(spark, path, options, "insert", row_spec(200, 200, tag=2))
+        tables[name] = Crashed(path, options, _consistent(spark, path))
+        upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+        steps.append({"op": "write", "path": str(path), "options": upsert, "rows": CRASHED})
+    path = root / "compaction"
+    _write(spark, path, MOR, "insert", row_spec(0, 200, tag=1))
+    _write(spark, path, MOR, "upsert", row_spec(0, 100, tag=3))
+    tables["compaction"] = Crashed(path, MOR, _consistent(spark, path))
+    steps.append({"op": "compaction", "path": str(path), "options": MOR})
+    work, wanted = root / "work", Counter(PARTS.values())
     mark = work / "mark"
-    env = {"PYHUDI_FAULT_POINT": point, "PYHUDI_FAULT_MARK": str(mark)}
-    process = SparkProcess([step], work, "crasher", env).start()
+    env = {
+        "PYHUDI_FAULT_POINT": ",".join(sorted(wanted)),
+        "PYHUDI_FAULT_MARK": str(mark),
+        "PYHUDI_FAULT_ACTION": "hang",
+    }
+    process = SparkProcess([{"op": "together", "steps": steps}], work, "crasher", env).start()
+    deadline = time.monotonic() + CRASH_DEADLINE_S
     try:
-        code = process.wait_killed()
+        while _marks(mark) != wanted and process.alive() and time.monotonic() < deadline:
+            if any(r.op == "together" for r in process.results()):
+                break  # a part ended: it never reached its point
+            time.sleep(0.1)
     finally:
-        process.kill()
-    assert code == -9 and mark.exists(), f"{point} not reached:\n{process.log_tail()}"
+        process.kill()  # also reaps the group (the JVM outlives a SIGKILLed driver)
+    assert _marks(mark) == wanted, f"{_marks(mark)} reached:\n{process.log_tail()}"
     time.sleep(HEARTBEAT_EXPIRY_S + 0.5)
+    return tables
 
 
 def _mdt_instants(path: Path) -> list[tuple[str, str]]:
@@ -75,23 +126,9 @@ def _consistent(spark, path: Path) -> dict:  # type: ignore[no-untyped-def]
     return table_state(spark, path)
 
 
-@pytest.mark.parametrize("options", [COW, MOR], ids=["cow", "mor"])
-def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(
-    spark, tmp_path, options
-):
-    path = tmp_path / "table"
-    _write(spark, path, options, "insert", row_spec(0, 200, tag=1))
-    _write(spark, path, options, "insert", row_spec(200, 200, tag=2))
-    before = _consistent(spark, path)
-    crashed = row_spec(100, 200, tag=5)
-    step = {
-        "op": "write",
-        "path": str(path),
-        "options": {**options, "hoodie.datasource.write.operation": "upsert"},
-        "rows": crashed,
-    }
-    _crash(tmp_path / "work", "write.after_metadata_commit", step)
-
+@pytest.mark.parametrize("name", ["cow", "mor"])
+def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(spark, crashed, name):
+    path, options, before = crashed[name].path, crashed[name].options, crashed[name].before
     pending = [i.time for i in TableContext.open(str(path)).active.timeline.pending()]
     assert len(pending) == 1 and (pending[0], "completed") in _mdt_instants(path)
     assert _consistent(spark, path) == before  # the metadata block of the dead write is ignored
@@ -104,17 +141,9 @@ def test_write_killed_after_the_metadata_commit_is_invisible_and_rolled_back(
 
 
 def test_compaction_killed_after_the_metadata_commit_reruns_with_one_metadata_commit(
-    spark, tmp_path
+    spark, crashed
 ):
-    path = tmp_path / "mor"
-    _write(spark, path, MOR, "insert", row_spec(0, 200, tag=1))
-    _write(spark, path, MOR, "upsert", row_spec(0, 100, tag=3))
-    before = _consistent(spark, path)
-    template = tmp_path / "template"
-    shutil.copytree(path, template)
-    step = {"op": "compaction", "path": str(path), "options": MOR}
-    _crash(tmp_path / "work", "compaction.after_metadata_commit", step)
-
+    path, before = crashed["compaction"].path, crashed["compaction"].before
     ctx = TableContext.open(str(path))
     (compaction,) = [i.time for i in ctx.active.timeline.pending()]
     assert (compaction, "completed") in _mdt_instants(path)
