@@ -151,8 +151,8 @@ def test_global_index_moves_a_key_to_its_new_partition(spark, tmp_path):
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 @pytest.mark.parametrize("index", ["SIMPLE", "BLOOM"])
 def test_a_key_in_two_partitions_is_updated_only_in_its_own(spark, tmp_path, index, table_type):
-    """Non-global indexes match (key, partition): the SIMPLE index matches stored keys alone,
-    then pairs each match with its record's partition, so the other partition's row stays."""
+    """Non-global indexes match (key, partition): the same key stored in another partition is
+    not this record's location, so the other partition's row stays as it was."""
     path = str(tmp_path / "t")
     options = {
         **trips_options(),
