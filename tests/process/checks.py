@@ -48,6 +48,13 @@ def assert_metadata_table_valid(path: str | Path) -> None:
     assert report.ok, f"metadata table of {path}: {report.differences}\n{timeline_summary(path)}"
 
 
+def fault_marks(mark: Path) -> Counter[str]:
+    """How often a crash process reached each fault point: its `PYHUDI_FAULT_MARK` file, a
+    `<point> <pid>` line per arrival (none yet: empty)."""
+    lines = mark.read_text().splitlines() if mark.exists() else []
+    return Counter(line.split()[0] for line in lines if line.strip())
+
+
 def table_state(spark, path: str | Path) -> State:  # type: ignore[no-untyped-def]
     """record key -> (city, fare), read by hudi-rs and by pyhudi, asserted equal and duplicate-free;
     a metadata table, when the table has one, validates clean."""

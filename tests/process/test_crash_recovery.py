@@ -29,6 +29,7 @@ from tests.process.checks import (
     State,
     apply_writes,
     assert_no_orphans,
+    fault_marks,
     table_state,
     timeline_summary,
 )
@@ -139,13 +140,6 @@ def _groups(scenarios: list[tuple[str, Template]]) -> list[list[tuple[str, Templ
     return groups + [[(p, t)] for p, t in scenarios if p not in paired]
 
 
-def _marked(mark: Path) -> set[str]:
-    """The fault points a crash process reached (its mark file: `<point> <pid>` lines)."""
-    if not mark.exists():
-        return set()
-    return {line.split()[0] for line in mark.read_text().splitlines() if line.strip()}
-
-
 def _run_crashes(scenarios: list[tuple[str, Template]], work: Path) -> dict[str, Crash]:
     """Copy the template per point; run each group's operations in a child with its fault points
     set; SIGKILL it at the point (`kill`), or once every point is reached (`hang`)."""
@@ -175,7 +169,7 @@ def _run_crashes(scenarios: list[tuple[str, Template]], work: Path) -> dict[str,
                 running.append((group, process, mark, hang, deadline))
             for entry in list(running):
                 group, process, mark, hang, deadline = entry
-                reached = _marked(mark)
+                reached = set(fault_marks(mark))
                 all_there = hang and {point for point, _ in group} <= reached
                 part_ended = any(r.op == "together" for r in process.results())  # never reached
                 if all_there or part_ended or not process.alive() or time.monotonic() > deadline:

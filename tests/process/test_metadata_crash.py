@@ -19,6 +19,7 @@ from tests.process.checks import (
     FAST_HEARTBEAT,
     HEARTBEAT_EXPIRY_S,
     apply_writes,
+    fault_marks,
     table_state,
     timeline_summary,
 )
@@ -60,12 +61,6 @@ class Crashed:
     before: dict
 
 
-def _marks(mark: Path) -> Counter[str]:
-    """How many parts reached each fault point (the mark file: a `<point> <pid>` line each)."""
-    lines = mark.read_text().splitlines() if mark.exists() else []
-    return Counter(line.split()[0] for line in lines if line.strip())
-
-
 @pytest.fixture(scope="module")
 def crashed(spark, tmp_path_factory) -> dict[str, Crashed]:  # type: ignore[no-untyped-def]
     """Two upserts (COW, MOR) and a compaction, each on its own table, run at once in one writer
@@ -96,13 +91,13 @@ def crashed(spark, tmp_path_factory) -> dict[str, Crashed]:  # type: ignore[no-u
     process = SparkProcess([{"op": "together", "steps": steps}], work, "crasher", env).start()
     deadline = time.monotonic() + CRASH_DEADLINE_S
     try:
-        while _marks(mark) != wanted and process.alive() and time.monotonic() < deadline:
+        while fault_marks(mark) != wanted and process.alive() and time.monotonic() < deadline:
             if any(r.op == "together" for r in process.results()):
                 break  # a part ended: it never reached its point
             time.sleep(0.1)
     finally:
         process.kill()  # also reaps the group (the JVM outlives a SIGKILLed driver)
-    assert _marks(mark) == wanted, f"{_marks(mark)} reached:\n{process.log_tail()}"
+    assert fault_marks(mark) == wanted, f"{fault_marks(mark)} reached:\n{process.log_tail()}"
     time.sleep(HEARTBEAT_EXPIRY_S + 0.5)
     return tables
 

@@ -28,6 +28,7 @@ from tests.process.checks import (
     OCC,
     apply_writes,
     assert_no_orphans,
+    fault_marks,
     table_state,
     timeline_summary,
 )
@@ -77,7 +78,7 @@ def _fault(point: str, root: Path, action: str = "pause") -> tuple[dict[str, Any
 
 def _wait_marked(mark: Path, count: int, process, timeout_s: float = 300) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
-    while not (mark.exists() and len(mark.read_text().splitlines()) >= count):
+    while sum(fault_marks(mark).values()) < count:
         assert process.alive(), f"{process.name} exited early\n{process.log_tail()}"
         assert time.monotonic() < deadline, f"{mark}: no {count} lines in {timeout_s}s"
         time.sleep(0.05)
