@@ -113,23 +113,22 @@ def partition_errors_named(records: DataFrame, spec: KeyGenSpec) -> Iterator[Non
 def check_and_count(records: DataFrame, spec: KeyGenSpec) -> dict[str, int]:
     """Records per partition path, counted by the job that checks the partition values (one scan
     of the batch where an upsert or a bucket load needed two: the check, then the counts). The
-    job aggregates fixed-width values only (the count and a `max` flag of any bad value: a hash
-    aggregate, where a `first(struct)` of the offending record ran as a sort aggregate at 2-3x
-    the JVM CPU); when the flag is set, `check_partition_values` names the record (its key, field
-    and value). Raises as `check_partition_values` does, before anything is written."""
-    aggregates = [F.count(F.lit(1)).alias("n")]
+    job only counts (a hash aggregate on the path); the distinct paths it returns are checked
+    here, with the rules of the SQL test (`partition_path_problem`: a path is its fields' parts
+    joined by `/`, so its segments are theirs), where a per-record test ran a lambda and a regex
+    over every record at ~1 us each. When a path is bad, `check_partition_values` names the
+    record (its key, field and value). Raises as `check_partition_values` does, before anything
+    is written."""
+    rows = _collect(lambda: records.groupBy(PARTITION_PATH).count().collect())
+    counts = {row[0]: row[1] for row in rows}
     checked = bool(spec.partition_fields) and _needs_check(records, spec)
-    if checked:
-        flag = _bad(keygen.partition_segments(records, spec))
-        aggregates.append(F.max(flag.cast("int")).alias("bad"))
-    rows = _collect(lambda: records.groupBy(PARTITION_PATH).agg(*aggregates).collect())
-    if checked and any(row["bad"] for row in rows):
+    if checked and any(partition_path_problem(path or "") for path in counts):
         check_partition_values(records, spec)
         raise InvalidRecordError(  # not reached: the same test names the record above
             f"a partition value of {spec.partition_field_names} is not a folder name; "
             "nothing was written"
         )
-    return {row[PARTITION_PATH]: row["n"] for row in rows}
+    return counts
 
 
 def _bad(parts: list[tuple[str, Column]]) -> Column:
