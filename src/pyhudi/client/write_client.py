@@ -81,12 +81,12 @@ def write(
     records, data_schema = prepare_records(df, cfg, table_schema)
     # Checked before the table or the instant is created (with the counts an upsert needs), or
     # by the write job of a load (its instant rolled back on a bad value, then the record named).
-    checked, counts = checked_records(records, cfg, existing)
+    checked = checked_records(records, cfg, existing)
     with (
         write_scope_lock(Storage.for_uri(path)[0].uri(Storage.for_uri(path)[1]), cfg.options),
         partition_errors_named(records, cfg.keygen),
     ):
-        ctx, result = commit_prepared(checked, path, cfg, data_schema, existing, counts)
+        ctx, result = commit_prepared(checked, path, cfg, data_schema, existing)
         return run_inline_services(records.sparkSession, ctx, cfg, result)
 
 

@@ -19,7 +19,7 @@ from pyhudi.codec.schema import PARTITION_PATH
 from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
-from pyhudi.file_group.stats import stats_table
+from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.model.enums import IOType
 
 _BUFFER_BYTES = 64 * 1024 * 1024
@@ -122,15 +122,20 @@ def bulk_insert_function(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
         buffers: dict[str, PartitionBuffer] = {}
+        refused: set[str] = set()
         for batch in batches:
             if batch.num_rows == 0:
                 continue
             for partition, part in split_by_partition(pa.Table.from_batches([batch])):
                 buffer = buffers.get(partition)
                 if buffer is None:
+                    if spec.refuses(partition):
+                        refused.add(partition)
+                        continue
                     buffer = buffers[partition] = PartitionBuffer(spec, partition, pid, token)
                 buffer.add(part)
         rows = [row for buffer in buffers.values() for row in buffer.close()]
+        rows += [refused_row(partition) for partition in sorted(refused)]
         yield from stats_table(rows).to_batches()
 
     return run
@@ -148,10 +153,14 @@ def bucket_load_function(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pid, token = task_identity()
         buffers: dict[tuple[str, int], PartitionBuffer] = {}
+        refused: set[str] = set()
 
         def add(rows: pa.Table) -> None:
             for (partition, bucket), bucket_rows in split_by_bucket(rows, bucket_column):
                 buffer = buffers.get((partition, bucket))
+                if buffer is None and spec.refuses(partition):
+                    refused.add(partition)
+                    continue
                 if buffer is None:
                     file_id = new_bucket_file_id(spec.instant_time, partition or "", bucket)
                     buffer = PartitionBuffer(spec, partition, pid, token, file_id=file_id)
@@ -162,6 +171,7 @@ def bucket_load_function(
         for gathered in _gathered(batches):
             add(gathered)
         stats = [row for buffer in buffers.values() for row in buffer.close()]
+        stats += [refused_row(partition) for partition in sorted(refused)]
         yield from stats_table(stats).to_batches()
 
     return run

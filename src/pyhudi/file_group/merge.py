@@ -21,7 +21,7 @@ from pyhudi.file_group.base_file import BaseFileWriter, conform
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
-from pyhudi.file_group.stats import stats_table
+from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.file_group.stitch import stitch_rows
 from pyhudi.model.enums import IOType
 from pyhudi.table.payload import MergeMode
@@ -64,6 +64,8 @@ def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.T
         file_id = group.column(FID)[0].as_py()
         base_name = group.column(BASE)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
+        if spec.refuses(partition):
+            return stats_table([refused_row(partition)])
         deletes = pc.fill_null(group.column(DELETE), False)
         records = group.drop_columns(list(CONTROL_COLUMNS))
         if base_name is None:

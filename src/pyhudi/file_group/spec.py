@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
+from pyhudi.storage.segments import refused_partition_path
 from pyhudi.table import layout
 from pyhudi.writer.config import BloomConfig, SizingConfig
 
@@ -34,6 +35,13 @@ class WriteTaskSpec:
     collect_keys: bool = False
     #: Return each written file's column ranges: the table maintains `column_stats`.
     collect_column_ranges: bool = False
+    #: The tasks check the partition paths (the Spark writes that do not scan their records
+    #: before the instant, `writer.partition_check`): `refuses` a path that is no usable folder.
+    check_partitions: bool = False
+
+    def refuses(self, partition: str) -> bool:
+        """Whether to write nothing in `partition` and return `stats.refused_row` for it."""
+        return self.check_partitions and refused_partition_path(partition)
 
     def partition_dir(self, partition: str) -> str:
         return posixpath.join(self.base_path, partition) if partition else self.base_path

@@ -57,6 +57,20 @@ STATS_DDL = ", ".join(
 )
 
 
+#: The `io_type` of a row a task returns for a partition path it refused to write
+#: (`WriteTaskSpec.check_partitions`): no file, the write must fail.
+REFUSED = "REFUSED"
+
+
+def refused_row(partition: str) -> dict[str, Any]:
+    return {"partition_path": partition, "io_type": REFUSED}
+
+
+def refused_partitions(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The partition paths the tasks refused (`REFUSED` rows)."""
+    return sorted({row["partition_path"] for row in rows if row.get("io_type") == REFUSED})
+
+
 def stats_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     columns: dict[str, list[Any]] = {f.name: [] for f in STATS_SCHEMA}
     for row in rows:

@@ -18,6 +18,7 @@ Both a Python check (one value) and a vectorised Arrow check (a column) live her
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import pyarrow as pa
@@ -43,6 +44,17 @@ def segment_problem(segment: str) -> str | None:
     if size > MAX_SEGMENT_BYTES:
         return f"a path segment of {size} bytes (at most {MAX_SEGMENT_BYTES})"
     return None
+
+
+#: What a write whose tasks refused a partition path fails with (after `KEY_ERROR_PREFIX`).
+GUARD_FAILURE = "a partition value is not a usable folder name"
+
+
+@functools.lru_cache(maxsize=4096)
+def refused_partition_path(path: str) -> bool:
+    """Whether a write task must not make anything in partition `path` (`""`, the table root,
+    is fine): `partition_path_problem`, remembered per path."""
+    return bool(path) and partition_path_problem(path) is not None
 
 
 def partition_path_problem(path: str) -> str | None:

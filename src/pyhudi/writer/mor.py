@@ -24,7 +24,7 @@ from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
 from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
-from pyhudi.file_group.stats import STATS_DDL, stats_table
+from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
 from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
@@ -58,6 +58,8 @@ def mor_file_group_function(
             group = keep_latest_per_key(group, merge.ordering_field)
         file_id = group.column(FID)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
+        if spec.refuses(partition):
+            return stats_table([refused_row(partition)])
         deletes = pc.fill_null(group.column(DELETE), False)
         located = group.column(LOCATED) if LOCATED in group.column_names else None
         state = states.get(file_id)

@@ -5,10 +5,13 @@ driver, before the instant starts and before a table is created, that stops at t
 whose partition path part is not a portable folder name (`limit(1)`); the error names its record
 key, the field and the value. Upserts that count their records per partition before the instant
 and bucket loads (`check_and_count`) check in that counting job instead: one scan of the batch,
-not two. Loads (`bulk_insert`, bucket loads without counts) and bucket upserts check in their
-write job instead (`guarded`: no scan of its own; a bad value fails the job, the instant is
-rolled back and `partition_errors_named` names the record as above). No Python UDF: the test is
-Spark SQL (`split`, `exists`, `rlike`).
+not two: it counts per partition path and the distinct paths are checked on the driver. Loads
+(`bulk_insert`, bucket loads without counts) and bucket upserts check in their write tasks
+instead (`WriteTaskSpec.check_partitions`: no scan of their own, no per-record test): a task
+writes nothing in a partition whose path is not a usable folder and returns a `REFUSED` row for
+it; the write then fails, its instant is rolled back (the job has ended: no task still writes)
+and `partition_errors_named` names the record as above. No Python UDF: the scan's test is Spark
+SQL (`split`, `exists`, `rlike`).
 Fields whose values cannot make a bad segment (numbers, booleans, dates, timestamps rendered as
 epoch micros, timestamp formats without separators at the ends) skip the scan altogether.
 Arrow writes (Data Source, full-record bootstrap) check each batch in the task before writing it
@@ -33,6 +36,7 @@ from pyhudi.keygen import spark as keygen
 from pyhudi.keygen.spec import KeyGenSpec, PartitionFieldType
 from pyhudi.storage.segments import (
     CONTROL_CHAR_PATTERN,
+    GUARD_FAILURE,
     MAX_SEGMENT_BYTES,
     invalid_partition_value,
     partition_path_problem,
@@ -80,28 +84,12 @@ def check_partition_values(records: DataFrame, spec: KeyGenSpec) -> None:
         _raise_for(found[0], parts)
 
 
-#: What a guarded write job fails with (after `keygen.KEY_ERROR_PREFIX`) at a bad partition value.
-GUARD_FAILURE = "a partition value is not a usable folder name"
-
-
-def guarded(records: DataFrame, spec: KeyGenSpec) -> DataFrame:
-    """`records` with the partition check riding on the job that reads them (no scan of its own):
-    a filter that fails the job (`raise_error`) at the first bad value, before that record reaches
-    a write task, so no file of its partition is ever created. The write that runs the job begins
-    its instant first: a failure rolls it back (`pipeline.commit_prepared`), and
-    `partition_errors_named` then names the record as `check_partition_values` does."""
-    if not spec.partition_fields or not _needs_check(records, spec):
-        return records
-    bad = _bad(keygen.partition_segments(records, spec))
-    failure = F.raise_error(F.lit(f"{keygen.KEY_ERROR_PREFIX} {GUARD_FAILURE}"))
-    return records.filter(F.when(bad, failure).otherwise(F.lit(True)))
-
-
 @contextmanager
 def partition_errors_named(records: DataFrame, spec: KeyGenSpec) -> Iterator[None]:
-    """Around a write of `guarded(records)`: its guard's failure (the instant rolled back) becomes
-    the error `check_partition_values` gives, naming the record key, the field and the value (one
-    scan of `records` that stops at the first bad record, on failure only)."""
+    """Around a write whose tasks check the partition paths (`WriteTaskSpec.check_partitions`): a
+    refusal (the instant rolled back, `GUARD_FAILURE`) becomes the error `check_partition_values`
+    gives, naming the record key, the field and the value (one scan of `records` that stops at the
+    first bad record, on failure only)."""
     try:
         yield
     except InvalidRecordError as err:

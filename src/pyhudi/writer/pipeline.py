@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+from typing import NamedTuple
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -24,7 +25,7 @@ from pyhudi.exceptions import (
 )
 from pyhudi.file_group.index_results import index_results_of
 from pyhudi.file_group.spec import WriteTaskSpec
-from pyhudi.file_group.stats import commit_metadata_of
+from pyhudi.file_group.stats import commit_metadata_of, refused_partitions
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX
 from pyhudi.metadata.record_index_lookup import require_record_index
 from pyhudi.metadata.writer import ensure_record_index, wanted_index_results
@@ -34,6 +35,7 @@ from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
 from pyhudi.spark_env import checkpointed, release
 from pyhudi.storage import Storage
+from pyhudi.storage.segments import GUARD_FAILURE
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import is_multi_writer
@@ -41,7 +43,7 @@ from pyhudi.writer.bucket_load import counts_pack_buckets, loads_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob
 from pyhudi.writer.operations import OPERATIONS, counts_before_instant
-from pyhudi.writer.partition_check import check_and_count, check_partition_values, guarded
+from pyhudi.writer.partition_check import check_and_count, check_partition_values
 from pyhudi.writer.transaction import WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -53,17 +55,26 @@ def action_for(cfg: WriteConfig) -> Action:
     return Action.DELTA_COMMIT if cfg.is_merge_on_read else Action.COMMIT
 
 
+class Checked(NamedTuple):
+    """Prepared records, as `checked_records` returns them."""
+
+    records: DataFrame
+    #: Records per partition path, when the checking job counted them.
+    counts: dict[str, int] | None = None
+    #: The write tasks check the partition paths (`WriteTaskSpec.check_partitions`).
+    in_tasks: bool = False
+
+
 def commit_prepared(
-    records: DataFrame,
+    checked: Checked,
     path: str,
     cfg: WriteConfig,
     data_schema: pa.Schema,
     existing: TableContext | None,
-    incoming_counts: dict[str, int] | None = None,
 ) -> tuple[TableContext, CommitResult]:
-    """Write prepared records as one instant (the caller holds the table lock); a table this write
-    created is removed again when nothing got committed. `incoming_counts`: the records per
-    partition path when `checked_records` counted them."""
+    """Write prepared records (as `checked_records` returned them) as one instant (the caller
+    holds the table lock); a table this write created is removed again when nothing got
+    committed."""
     created, new_folders = False, []
     if existing is not None:
         existing.reload()  # services may have committed while this write waited for the lock
@@ -73,7 +84,7 @@ def commit_prepared(
         existing, created = _create_table(path, cfg, data_schema)
     ctx = existing
     try:
-        return ctx, _run(ctx, cfg, records, data_schema, incoming_counts)
+        return ctx, _run(ctx, cfg, checked, data_schema)
     except BaseException:
         # Under OCC another writer may be starting on the table this write created: keep it.
         if created and not is_multi_writer(cfg.options) and not ctx.reload().active.timeline:
@@ -120,11 +131,7 @@ def _create_table(path: str, cfg: WriteConfig, data_schema: pa.Schema) -> tuple[
 
 
 def _run(
-    ctx: TableContext,
-    cfg: WriteConfig,
-    records: DataFrame,
-    data_schema: pa.Schema,
-    incoming_counts: dict[str, int] | None = None,
+    ctx: TableContext, cfg: WriteConfig, checked: Checked, data_schema: pa.Schema
 ) -> CommitResult:
     action = action_for(cfg)
     ensure_record_index(ctx, cfg.options)
@@ -132,12 +139,19 @@ def _run(
         require_record_index(ctx, "hoodie.index.type=RECORD_INDEX")
     transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))
     instant_time = transaction.begin()
-    spec = task_spec(ctx, cfg, data_schema, instant_time, index_results=True)
+    spec = task_spec(
+        ctx, cfg, data_schema, instant_time, index_results=True, check_partitions=checked.in_tasks
+    )
+    records = checked.records
     try:
         job = WriteJob(
-            records.sparkSession, ctx, cfg, spec, records, incoming_counts=incoming_counts
+            records.sparkSession, ctx, cfg, spec, records, incoming_counts=checked.counts
         )
         outcome = OPERATIONS[cfg.operation](job)
+        if refused_partitions(
+            outcome.stats
+        ):  # the tasks refused a partition path: wrote nothing there
+            raise InvalidRecordError(f"{KEY_ERROR_PREFIX} {GUARD_FAILURE}")
         metadata = commit_metadata(cfg, outcome, data_schema)
         fault_point("write.after_data_files")
         transaction.commit(metadata, index_results_of(outcome.stats))
@@ -152,35 +166,34 @@ def _run(
 
 def checked_records(
     records: DataFrame, cfg: WriteConfig, existing: TableContext | None = None
-) -> tuple[DataFrame, dict[str, int] | None]:
+) -> Checked:
     """Check the partition values of prepared records (before any table or instant exists).
     An upsert that counts its records per partition first gets them checkpointed and counted by
-    the checking job (`check_and_count`): (the checkpointed records, their counts). A bucket load
-    (`existing`: the table, if any, has no buckets yet) gets its counts from that job too when
-    they pack its buckets into tasks (`counts_pack_buckets`); nothing is checkpointed. A
-    `bulk_insert`, a bucket load without counts and a bucket upsert are checked by their write
-    job instead (`partition_check.guarded`; the caller wraps the write in
-    `partition_errors_named`)."""
+    the checking job (`check_and_count`). A bucket load (`existing`: the table, if any, has no
+    buckets yet) gets its counts from that job too when they pack its buckets into tasks
+    (`counts_pack_buckets`); nothing is checkpointed. A `bulk_insert`, a bucket load without
+    counts and a bucket upsert are checked by their write tasks instead (`in_tasks`; the caller
+    wraps the write in `partition_errors_named`)."""
     if loads_new_buckets(cfg, existing):
         if not counts_pack_buckets(cfg, records.sparkSession):
-            return guarded(records, cfg.keygen), None
-        return records, check_and_count(records, cfg.keygen)
+            return Checked(records, in_tasks=True)
+        return Checked(records, check_and_count(records, cfg.keygen))
     if cfg.operation is WriteOperationType.BULK_INSERT or _bucket_upsert(cfg):
-        return guarded(records, cfg.keygen), None  # checked by the write job itself
+        return Checked(records, in_tasks=True)
     if not counts_before_instant(cfg):
         check_partition_values(records, cfg.keygen)
-        return records, None
+        return Checked(records)
     records = checkpointed(records)
     try:
-        return records, check_and_count(records, cfg.keygen)
+        return Checked(records, check_and_count(records, cfg.keygen))
     except BaseException:
         release(records)
         raise
 
 
 def _bucket_upsert(cfg: WriteConfig) -> bool:
-    """An upsert under the bucket index: its only job before the write tasks is the write job's
-    own shuffle, whose map side reads (and checks) every record before any task writes a file."""
+    """An upsert under the bucket index: its only job is the write job (whose tasks check the
+    partition paths)."""
     return cfg.operation is WriteOperationType.UPSERT and cfg.index_type == "BUCKET"
 
 
@@ -191,9 +204,11 @@ def task_spec(
     instant_time: str,
     *,
     index_results: bool = False,
+    check_partitions: bool = False,
 ) -> WriteTaskSpec:
     """`index_results`: the tasks return what the metadata table's indexes need (the caller hands
-    `index_results_of(stats)` to the commit)."""
+    `index_results_of(stats)` to the commit). `check_partitions`: the tasks refuse partition paths
+    that are no usable folder (`WriteTaskSpec.check_partitions`)."""
     keys, ranges = wanted_index_results(ctx, cfg.options) if index_results else (False, False)
     return WriteTaskSpec(
         storage=ctx.storage,
@@ -206,6 +221,7 @@ def task_spec(
         bootstrap_sources=ctx.bootstrap_sources(),
         collect_keys=keys,
         collect_column_ranges=ranges,
+        check_partitions=check_partitions,
     )
 
 

@@ -13,6 +13,7 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, with_meta_fields
 from pyhudi.file_group import bulk_insert
 from pyhudi.file_group.identity import local_task
 from pyhudi.file_group.spec import WriteTaskSpec
+from pyhudi.file_group.stats import REFUSED, refused_partitions
 from pyhudi.storage import Storage
 from pyhudi.writer.config import resolve_write_config
 
@@ -90,3 +91,38 @@ def test_one_bucket_spread_over_many_small_batches_is_one_row_group_per_split(
     for s in pa.Table.from_batches(out).to_pylist():
         file = pq.ParquetFile(os.path.join(root, s["partition_path"], s["file_name"]))
         assert file.metadata.num_row_groups == 1 and file.metadata.num_rows == s["num_writes"]
+
+
+def test_load_tasks_that_check_partitions_write_nothing_in_a_bad_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`check_partitions`: the rows of `../escape` make no file or folder anywhere (a `REFUSED`
+    row says so); the good partition is written as usual, by both load task bodies."""
+    storage, root = Storage.for_uri(str(tmp_path / "t"))
+    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
+    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
+    spec = WriteTaskSpec(
+        storage, root, INSTANT, schema, cfg.sizing, cfg.bloom, check_partitions=True
+    )
+    batch = pa.record_batch(
+        {
+            RECORD_KEY: ["k1", "k2", "k3"],
+            PARTITION_PATH: ["ok", "../escape", "ok"],
+            "v": [1.0, 2.0, 3.0],
+            "b": [0, 0, 0],
+        }
+    )
+    bodies = {
+        "bulk": bulk_insert.bulk_insert_function(spec),
+        "bucket": bulk_insert.bucket_load_function(spec, "b"),
+    }
+    for name, body in bodies.items():
+        rows = batch if name == "bucket" else batch.drop_columns(["b"])
+        with local_task(0):
+            stats = pa.Table.from_batches(list(body(iter([rows])))).to_pylist()
+        assert refused_partitions(stats) == ["../escape"], name
+        written = [s for s in stats if s["io_type"] != REFUSED]
+        assert [(s["partition_path"], s["num_inserts"]) for s in written] == [("ok", 2)], name
+    assert sorted(os.listdir(tmp_path)) == ["t"]
+    assert "escape" not in os.listdir(root) and sorted(os.listdir(root)) == [".hoodie", "ok"]
+    unchecked = WriteTaskSpec(storage, root, INSTANT, schema, cfg.sizing, cfg.bloom)
+    assert spec.refuses("../escape") and not unchecked.refuses("../escape")
+    assert not spec.refuses("") and not spec.refuses("2024/01/31")  # the root; nested folders
