@@ -258,29 +258,41 @@ def _incoming_wins(
 def _write_merged(
     writer: BaseFileWriter, old: pa.Table, incoming: pa.Table, plan: MergePlan
 ) -> None:
-    kept = old.take(pa.array(plan.take_old, pa.int64()))
-    new = incoming.take(pa.array(plan.take_new, pa.int64()))
     if len(plan.order) == len(plan.take_old) + len(plan.take_new) and _is_identity_split(plan):
-        writer.write_existing(kept)
-        writer.write_new(new)
+        writer.write_existing(old.take(pa.array(plan.take_old, pa.int64())))
+        writer.write_new(incoming.take(pa.array(plan.take_new, pa.int64())))
         return
-    # Interleave to keep file order: new rows get this instant's commit time and sequence numbers
-    # (numbered by their position in the file), carried-over rows keep theirs.
-    instant, n = writer.spec.instant_time, len(plan.order)
-    new = new.set_column(
-        new.column_names.index(COMMIT_TIME),
+    writer.write_existing(
+        merged_rows(old, incoming, plan, writer.spec.instant_time, writer.task_partition_id)
+    )
+
+
+def merged_rows(
+    old: pa.Table, incoming: pa.Table, plan: MergePlan, instant: str, task_partition_id: int
+) -> pa.Table:
+    """The merged file's rows in file order, in one take over (old rows, incoming rows): carried-
+    over rows keep their commit time and sequence number; new rows get this instant's, numbered
+    by their position in the file (only theirs are made)."""
+    kept = len(plan.take_old)
+    sources = np.concatenate([plan.take_old, old.num_rows + plan.take_new])[plan.order]
+    stamped = incoming.set_column(
+        incoming.column_names.index(COMMIT_TIME),
         COMMIT_TIME,
-        pa.repeat(instant, new.num_rows).cast(pa.string()),
+        pa.repeat(instant, incoming.num_rows).cast(pa.string()),
     )
-    combined = pa.concat_tables([kept, new]).take(pa.array(plan.order, pa.int64()))
-    is_new = pa.array(plan.order >= len(plan.take_old))
-    positions = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
+    rows = pa.concat_tables([old, stamped]).take(pa.array(sources, pa.int64()))
+    new_at = np.flatnonzero(plan.order >= kept)
     fresh = pc.binary_join_element_wise(
-        pa.repeat(f"{instant}_{writer.task_partition_id}_", n), positions, ""
+        pa.repeat(f"{instant}_{task_partition_id}_", len(new_at)),
+        pa.array(new_at, pa.int64()).cast(pa.string()),
+        "",
     )
-    seqnos = pc.if_else(is_new, fresh, combined.column(COMMIT_SEQNO).combine_chunks())
-    combined = combined.set_column(combined.column_names.index(COMMIT_SEQNO), COMMIT_SEQNO, seqnos)
-    writer.write_existing(combined)
+    # Sequence numbers: the taken ones, with the new rows' from `fresh` (one take of one column).
+    picks = np.arange(len(sources), dtype=np.int64)
+    picks[new_at] = len(sources) + np.arange(len(new_at))
+    taken = rows.column(COMMIT_SEQNO).combine_chunks()
+    seqnos = pa.concat_arrays([taken, fresh.cast(taken.type)]).take(pa.array(picks))
+    return rows.set_column(rows.column_names.index(COMMIT_SEQNO), COMMIT_SEQNO, seqnos)
 
 
 def _is_identity_split(plan: MergePlan) -> bool:

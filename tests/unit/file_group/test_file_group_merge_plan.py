@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pyhudi.codec.schema import RECORD_KEY
-from pyhudi.file_group.merge import MergeSpec, plan_merge
+from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY
+from pyhudi.file_group.merge import MergeSpec, merged_rows, plan_merge
 from pyhudi.table.payload import MergeMode
 
 LATEST = MergeSpec(MergeMode.COMMIT_TIME_ORDERING, None)
@@ -145,3 +145,26 @@ def test_duplicate_incoming_records_for_a_stored_key_leave_one_row():
     rows, counts, _ = merge(OLD, records(("a", 7, "a1"), ("a", 8, "a2")))
     assert [k for k, _ in rows].count("a") == 1
     assert counts[1] == 0
+
+
+def test_merged_rows_keep_carried_over_meta_and_number_new_rows_by_file_position():
+    """One take over (stored, incoming): an update in place and an insert get this instant's
+    commit time and `<instant>_<task>_<position in the file>`; kept rows keep theirs."""
+
+    def stamped(table: pa.Table, time: str) -> pa.Table:
+        n = table.num_rows
+        return table.append_column(COMMIT_TIME, pa.array([time] * n)).append_column(
+            COMMIT_SEQNO, pa.array([f"{time}_0_{i}" for i in range(n)])
+        )
+
+    old = stamped(OLD, "001")
+    incoming = stamped(records(("d", 9, "d1"), ("b", 9, "b1")), "ignored")
+    flags = pa.chunked_array([pa.array([False, False])])
+    plan = plan_merge(old, incoming, flags, LATEST)
+    rows = merged_rows(old, incoming, plan, "002", 4).to_pylist()
+    assert [(r[RECORD_KEY], r["v"], r[COMMIT_TIME], r[COMMIT_SEQNO]) for r in rows] == [
+        ("a", "a0", "001", "001_0_0"),
+        ("b", "b1", "002", "002_4_1"),
+        ("c", "c0", "001", "001_0_2"),
+        ("d", "d1", "002", "002_4_3"),
+    ]
