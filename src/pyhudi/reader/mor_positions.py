@@ -100,9 +100,12 @@ def read_by_position(
         else:
             kept = base.filter(_not_dropped(words))
         parts.append(kept)
+    # The log decoding first: a union's tasks start in partition order, and its tasks are the
+    # query's longest (each the logs of many slices), so they run beside the base scans instead
+    # of after them.
     frame = _live_frame(spark, tasks, lost, schema, log_bytes)
-    for part in reversed(parts):
-        frame = part.unionByName(frame)
+    for part in parts:
+        frame = frame.unionByName(part)
     return frame
 
 
