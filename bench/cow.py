@@ -64,7 +64,7 @@ def upsert(spark: SparkSession, batch) -> Measure:  # type: ignore[no-untyped-de
     ours, theirs = median_pair(
         prepare, lambda run: pyhudi.write(batch, path("cow_upsert"), options), baseline
     )
-    return Measure(ours, theirs, target=1.5)
+    return Measure(ours, theirs, target=1.2)
 
 
 def snapshot_read(spark: SparkSession) -> Measure:
