@@ -155,10 +155,15 @@ def _finish_bounded(
     if not TableContext.exists(path):
         return
     ctx = TableContext.open(path)
-    try:
-        run_pending_services(streaming_df.sparkSession, ctx, options)
-    except HudiError as err:  # e.g. a clustering that lost a write conflict: retried later
-        log.warning("table services after the bounded stream into %s failed: %s", path, err)
-        runner = runner_for(ctx.uri)
-        with runner.lock:
-            runner.failures.append(f"services after the stream: {err}")
+    for attempt in (1, 2):
+        try:
+            run_pending_services(streaming_df.sparkSession, ctx.reload(), options)
+            return
+        except HudiError as err:  # e.g. a clustering that lost a write conflict (rolled back)
+            if attempt == 1:  # no write follows a bounded stream: the rest runs on a second pass
+                log.info("table services after the bounded stream into %s: %s; again", path, err)
+                continue
+            log.warning("table services after the bounded stream into %s failed: %s", path, err)
+            runner = runner_for(ctx.uri)
+            with runner.lock:
+                runner.failures.append(f"services after the stream: {err}")
