@@ -148,9 +148,8 @@ def _run(
             records.sparkSession, ctx, cfg, spec, records, incoming_counts=checked.counts
         )
         outcome = OPERATIONS[cfg.operation](job)
-        if refused_partitions(
-            outcome.stats
-        ):  # the tasks refused a partition path: wrote nothing there
+        # A task refused a partition path (wrote nothing there): the write fails, named after.
+        if refused_partitions(outcome.stats):
             raise InvalidRecordError(f"{KEY_ERROR_PREFIX} {GUARD_FAILURE}")
         metadata = commit_metadata(cfg, outcome, data_schema)
         fault_point("write.after_data_files")
