@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
+from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.crash import crashed_write
 from tests.helpers.oracle import hudi_rs_table
@@ -118,3 +120,39 @@ def test_eager_rollback_comes_before_the_next_writes_instant(spark, tmp_path):
     assert commands  # the failed blocks were rolled back by command blocks in the logs
     assert sorted(r["ts"] for r in pyhudi.read(spark, path).collect()) == [1] * 6 + [9] * 6
     assert sorted(hudi_rs_table(path).column("ts").to_pylist()) == [1] * 6 + [9] * 6
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_failed_load_leaves_no_file_behind(spark, tmp_path, table_type):
+    """One task of the write job fails (a null key at the end of its rows) while the other is
+    writing its files: Spark fails the job without waiting for that task, whose Python worker
+    goes on writing after the driver has rolled the write back. The late task finds the instant
+    gone and removes its own files (`writer.late_tasks`)."""
+    path = str(tmp_path / "t")
+    options = {
+        "hoodie.table.name": "t",
+        "hoodie.datasource.write.recordkey.field": "key",
+        "hoodie.datasource.write.partitionpath.field": "part",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.operation": "bulk_insert",
+    }
+    rows = 300_000
+    ids = spark.range(0, rows, 1, numPartitions=2)  # two tasks, rows 0..149999 in the first
+    key = F.concat(F.lit("k"), F.col("id").cast("string"))
+    records = ids.select(
+        F.when(F.col("id") == rows // 2 - 1, F.lit(None)).otherwise(key).alias("key"),
+        F.concat(F.lit("p"), (F.col("id") % 3).cast("string")).alias("part"),
+        F.col("id").alias("ts"),
+        *[F.rand(i).alias(f"c{i}") for i in range(8)],
+    )
+    pyhudi.write(records.filter("key is not null").limit(10), path, options)
+    before = _files(path)
+    meta = sorted(os.listdir(os.path.join(path, ".hoodie")))
+    with pytest.raises(pyhudi.InvalidRecordError, match="null or empty"):
+        pyhudi.write(records, path, options)
+    time.sleep(3)  # the other task's Python worker finishes its files meanwhile
+    assert _files(path) == before
+    assert sorted(os.listdir(os.path.join(path, ".hoodie"))) == meta
+    assert not os.listdir(os.path.join(path, ".hoodie", ".temp"))
+    assert hudi_rs_table(path).num_rows == pyhudi.read(spark, path).count() == 10

@@ -38,6 +38,10 @@ class WriteTaskSpec:
     #: The tasks check the partition paths (the Spark writes that do not scan their records
     #: before the instant, `writer.partition_check`): `refuses` a path that is no usable folder.
     check_partitions: bool = False
+    #: The path of the instant's inflight file: a task that finds it gone once its files are
+    #: closed (the write was aborted while the task ran) removes them (`writer.late_tasks`).
+    #: Empty: not checked.
+    inflight_file: str = ""
 
     def refuses(self, partition: str) -> bool:
         """Whether to write nothing in `partition` and return `stats.refused_row` for it."""

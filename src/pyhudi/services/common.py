@@ -148,7 +148,9 @@ def begin_execution(
             {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
         )
         schema = table_arrow_schema(ctx) or pa.schema([])
-        return Execution(inflight, cfg, schema, task_spec(ctx, cfg, schema, inflight.time))
+        return Execution(
+            inflight, cfg, schema, task_spec(ctx, cfg, schema, inflight.time, inflight=inflight)
+        )
     except BaseException:
         reset_to_requested(ctx, inflight)
         raise

@@ -32,6 +32,7 @@ from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import WriteJob
+from pyhudi.writer.late_tasks import settled_batches
 
 #: Operations that only add records: into a table without buckets yet, every record opens a new one.
 LOADS = (WriteOperationType.BULK_INSERT, WriteOperationType.INSERT)
@@ -78,7 +79,7 @@ def load_new_buckets(
     columns = [c for c in records.columns if not c.startswith("__pyhudi_")]
     data = records.select(*columns, bucket_of(F.col(RECORD_KEY)).alias(BUCKET_COLUMN))
     result = _shuffled(job, data).mapInArrow(
-        bucket_load_function(job.spec, BUCKET_COLUMN), STATS_DDL
+        settled_batches(job.spec, bucket_load_function(job.spec, BUCKET_COLUMN)), STATS_DDL
     )
     return [row.asDict() for row in result.collect()]
 

@@ -28,6 +28,7 @@ from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
 from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
+from pyhudi.writer.late_tasks import settled_groups
 
 
 def slice_states(ctx: TableContext) -> dict[str, SliceState]:
@@ -158,7 +159,9 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
         record_positions=writes_positions(job),
     )
-    function = mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
+    function = settled_groups(
+        job.spec, mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)
+    )
     data = records.drop(
         *[
             c

@@ -29,6 +29,7 @@ from pyhudi.writer import partitioner, small_batch
 from pyhudi.writer.bucket_load import LOADS, load_new_buckets
 from pyhudi.writer.config import WriteConfig
 from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
+from pyhudi.writer.late_tasks import settled_batches, settled_groups
 from pyhudi.writer.mor import write_file_groups_mor, writes_positions
 from pyhudi.writer.prepare import deduplicate
 
@@ -39,7 +40,9 @@ def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
     data = data.repartition(write_tasks(job, rewritable_groups(job)), FID)
-    result = data.groupBy(FID).applyInArrow(file_group_function(job.spec, merge), STATS_DDL)
+    result = data.groupBy(FID).applyInArrow(
+        settled_groups(job.spec, file_group_function(job.spec, merge)), STATS_DDL
+    )
     return [row.asDict() for row in result.collect()]
 
 
@@ -160,7 +163,7 @@ def bulk_insert(job: WriteJob) -> Outcome:
     if mode == "PARTITION_SORT":
         records = records.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
     data = records.drop(DELETE)
-    result = data.mapInArrow(bulk_insert_function(job.spec), STATS_DDL)
+    result = data.mapInArrow(settled_batches(job.spec, bulk_insert_function(job.spec)), STATS_DDL)
     return Outcome([row.asDict() for row in result.collect()])
 
 

@@ -31,7 +31,7 @@ from pyhudi.metadata.record_index_lookup import require_record_index
 from pyhudi.metadata.writer import ensure_record_index, wanted_index_results
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
-from pyhudi.model.instant import Action
+from pyhudi.model.instant import Action, Instant
 from pyhudi.model.results import CommitResult
 from pyhudi.spark_env import checkpointed, release
 from pyhudi.storage import Storage
@@ -140,7 +140,13 @@ def _run(
     transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))
     instant_time = transaction.begin()
     spec = task_spec(
-        ctx, cfg, data_schema, instant_time, index_results=True, check_partitions=checked.in_tasks
+        ctx,
+        cfg,
+        data_schema,
+        instant_time,
+        index_results=True,
+        check_partitions=checked.in_tasks,
+        inflight=transaction.instant,
     )
     records = checked.records
     try:
@@ -204,10 +210,12 @@ def task_spec(
     *,
     index_results: bool = False,
     check_partitions: bool = False,
+    inflight: Instant | None = None,
 ) -> WriteTaskSpec:
     """`index_results`: the tasks return what the metadata table's indexes need (the caller hands
     `index_results_of(stats)` to the commit). `check_partitions`: the tasks refuse partition paths
-    that are no usable folder (`WriteTaskSpec.check_partitions`)."""
+    that are no usable folder (`WriteTaskSpec.check_partitions`). `inflight`: the write's
+    inflight instant, which tasks still running after an abort look for (`late_tasks`)."""
     keys, ranges = wanted_index_results(ctx, cfg.options) if index_results else (False, False)
     return WriteTaskSpec(
         storage=ctx.storage,
@@ -221,6 +229,7 @@ def task_spec(
         collect_keys=keys,
         collect_column_ranges=ranges,
         check_partitions=check_partitions,
+        inflight_file=ctx.active.instant_path(inflight) if inflight else "",
     )
 
 

@@ -16,7 +16,7 @@ from time import sleep
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
-from pyhudi.codec.file_names import parse_base_file, parse_marker
+from pyhudi.codec.file_names import base_file_name, parse_base_file, parse_log_file, parse_marker
 from pyhudi.config import concurrency
 from pyhudi.config.concurrency import FailedWritesPolicy
 from pyhudi.config.index import INDEX_TYPE
@@ -327,13 +327,13 @@ def remove_partitions_left_empty(ctx: TableContext, instant_time: str, deleted: 
 
 def undo_if_aborted(ctx: TableContext, instant: Instant, written: list[str]) -> bool:
     """Run by a write task after its files are closed: when the instant's inflight file is gone
-    (the write was aborted, or committed without this late attempt), delete the base files this
-    task wrote, their markers, and what they leave empty. True when it undid them."""
+    (the write was aborted, or committed without this late attempt), delete the base and log
+    files this task wrote, their markers, and what they leave empty. True when it undid them."""
     inflight = ctx.active.instant_path(Instant(instant.time, instant.action, State.INFLIGHT))
     if ctx.storage.exists(inflight):
         return False
     marker_folder = ctx.marker_folder(instant.time)
-    mine = {posixpath.basename(p) for p in written}
+    mine = {n for p in written for n in _marked_names(posixpath.basename(p))}
     for path in written:
         ctx.storage.delete(path)
     for status in list(ctx.storage.walk_files(marker_folder)):
@@ -344,3 +344,13 @@ def undo_if_aborted(ctx: TableContext, instant: Instant, written: list[str]) -> 
         ctx.storage.delete_dir(marker_folder)
     remove_partitions_left_empty(ctx, instant.time, written)
     return True
+
+
+def _marked_names(name: str) -> tuple[str, ...]:
+    """The data file names a marker of a written file may carry: its own, and for a log file the
+    base file name of its slice with the log's write token (how `log_append` marks an APPEND, as
+    Hudi's append handle does)."""
+    log = parse_log_file("", name)
+    if log is None or log.write_token is None:
+        return (name,)
+    return name, base_file_name(log.file_id, log.write_token, log.base_instant_time)

@@ -41,6 +41,7 @@ from pyhudi.services.common import begin_execution, commit_service, reset_to_req
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import table_transaction
+from pyhudi.writer.late_tasks import settled_batches
 
 
 def pending_clusterings(ctx: TableContext) -> list[Instant]:
@@ -173,7 +174,9 @@ def _cluster_group(
     else:
         frame = frame.repartition(count)
     frame = frame.withColumn(PARTITION_PATH, F.lit(group.partition_path))
-    result = frame.mapInArrow(_write_function(spec, group.partition_path), STATS_DDL)
+    result = frame.mapInArrow(
+        settled_batches(spec, _write_function(spec, group.partition_path)), STATS_DDL
+    )
     return [row.asDict() for row in result.collect()]
 
 

@@ -43,6 +43,7 @@ from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import table_transaction
+from pyhudi.writer.late_tasks import settled_batches
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +211,9 @@ def _run_tasks(spark: SparkSession, spec: WriteTaskSpec, tasks: list[SliceTask])
         return []
     indices = spark.createDataFrame([(i,) for i in range(len(tasks))], "i int")
     slots = max(1, min(len(tasks), default_parallelism(spark) * 4))
-    result = indices.repartition(slots).mapInArrow(_compact_function(spec, tasks), STATS_DDL)
+    result = indices.repartition(slots).mapInArrow(
+        settled_batches(spec, _compact_function(spec, tasks)), STATS_DDL
+    )
     return [row.asDict() for row in result.collect()]
 
 
