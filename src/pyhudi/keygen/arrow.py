@@ -67,7 +67,8 @@ def record_keys(table: pa.Table, spec: KeyGenSpec) -> pa.Array:
     if not spec.uses_complex_record_key:
         name = spec.record_key_fields[0]
         values = _as_string(_column(table, name))
-        if pc.any(pc.or_(pc.is_null(values), pc.equal(values, ""))).as_py():
+        # Kleene `or`: a null key is null or empty (`or_` would make it null, which `any` skips).
+        if pc.any(pc.or_kleene(pc.is_null(values), pc.equal(values, ""))).as_py():
             raise InvalidRecordError(f"recordKey value for field {name!r} is null or empty")
         return values
     parts, all_missing = [], None

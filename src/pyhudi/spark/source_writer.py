@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -16,7 +15,7 @@ from pyhudi.config import index as ikeys
 from pyhudi.config import sql as sqlkeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
-from pyhudi.exceptions import CommitConflictError, UnsupportedOperationError
+from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
 from pyhudi.file_group.control_columns import DELETE
@@ -31,10 +30,11 @@ from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.column_names import conformed_schema, sanitize_mask, sanitized_batch
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.job import Outcome
+from pyhudi.writer.late_tasks import undo_late_rows
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
 from pyhudi.writer.prepare import required_fields
 from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
-from pyhudi.writer.transaction import WriteTransaction, undo_if_aborted
+from pyhudi.writer.transaction import WriteTransaction
 
 #: Operations a Data Source write can do without Spark jobs of its own (no index, no shuffle).
 _SUPPORTED = (
@@ -137,7 +137,9 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         )
         self.instant_time = self.transaction.begin()
         self.cfg, self.data_schema = cfg, data_schema
-        self.spec = task_spec(ctx, cfg, data_schema, self.instant_time)
+        self.spec = task_spec(
+            ctx, cfg, data_schema, self.instant_time, inflight=self.transaction.instant
+        )
         self.buckets = _bucket_plan(ctx, cfg, self.spec) if uses_bucket_writes(cfg) else None
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
@@ -164,18 +166,8 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
 
     def _message(self, rows: list[dict]) -> WriterCommitMessage:
         """The task's stats; when the write was aborted while this task ran (Spark does not wait
-        for running tasks), the base files it wrote are removed and the task fails."""
-        instant = self.transaction.instant
-        assert instant is not None
-        base_files = [
-            posixpath.join(self.spec.partition_dir(r["partition_path"]), r["file_name"])
-            for r in rows
-            if not r["file_name"].startswith(".") and f"_{instant.time}." in r["file_name"]
-        ]
-        if undo_if_aborted(self.transaction.ctx, instant, base_files):
-            raise CommitConflictError(
-                f"write {instant.time} was aborted while this task ran; its files were removed"
-            )
+        for running tasks), the base and log files it wrote are removed and the task fails."""
+        undo_late_rows(self.spec, rows)
         return HudiCommitMessage(rows)
 
     def _prepare(self, table: pa.Table, *, keep_deletes: bool = False) -> pa.Table:

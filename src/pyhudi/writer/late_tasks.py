@@ -15,7 +15,8 @@ The check is one `exists` per task (per file group for `applyInArrow` bodies); a
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -53,11 +54,17 @@ def settled_groups(spec: WriteTaskSpec, body: GroupBody) -> GroupBody:
 
 
 def undo_late_files(spec: WriteTaskSpec, stats: Iterable[pa.Table | pa.RecordBatch]) -> None:
-    """Raise `CommitConflictError` after deleting the files named by `stats` (the task's stats
-    rows), their markers and what they leave empty, when the instant's inflight file is gone."""
+    """`undo_late_rows` of the task's stats tables."""
+    if spec.inflight_file:
+        undo_late_rows(spec, [r for part in stats for r in part.to_pylist()])
+
+
+def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Raise `CommitConflictError` after deleting the files named by the task's stats rows, their
+    markers and what they leave empty, when the instant's inflight file is gone."""
     if not spec.inflight_file:
         return
-    rows = [r for part in stats for r in part.to_pylist() if r.get("io_type") != REFUSED]
+    rows = [r for r in rows if r.get("io_type") != REFUSED]
     written = [
         posixpath.join(spec.partition_dir(r["partition_path"] or ""), r["file_name"])
         for r in rows
