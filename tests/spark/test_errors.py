@@ -55,6 +55,41 @@ def test_null_record_key_is_rejected_and_rolled_back(spark, table):
     _assert_untouched(spark, table, before)
 
 
+@pytest.mark.parametrize(
+    ("operation", "extra", "refused"),
+    [
+        ("upsert", {}, True),
+        ("upsert", {"hoodie.combine.before.upsert": "false"}, False),
+        ("insert", {}, False),
+        ("insert", {"hoodie.combine.before.insert": "true"}, True),
+        ("bulk_insert", {}, False),
+    ],
+)
+def test_a_null_ordering_value_is_refused_where_hudi_combines_by_it(
+    spark, table, operation, extra, refused
+):
+    """Hudi 0.14's payloads throw "Ordering value is null for record" on the writes that combine
+    records by the precombine field; pyhudi refuses the same writes, naming the record."""
+    before = _snapshot_files(table)
+    rows = trips(100, 3)
+    rows[1]["ts"] = None
+    options = {**trips_options(), "hoodie.datasource.write.operation": operation, **extra}
+    if not refused:
+        pyhudi.write(df_of(spark, rows), table, options)
+        assert pyhudi.read(spark, table).filter("ts is null").count() == 1
+        return
+    with pytest.raises(InvalidRecordError) as err:
+        pyhudi.write(df_of(spark, rows), table, options)
+    assert "ordering field 'ts'" in str(err.value) and "'id-00101'" in str(err.value)
+    assert "SQLSTATE" not in str(err.value)
+    _assert_untouched(spark, table, before)
+    if operation == "insert":  # the data source checks in its tasks (its upserts need BUCKET)
+        writer = df_of(spark, rows).write.format("hudi").options(**options).mode("append")
+        with pytest.raises(Exception, match=r"ordering field 'ts'.*'id-00101'"):
+            writer.save(table)
+        _assert_untouched(spark, table, before)
+
+
 def test_missing_record_key_field_names_the_field(spark, table):
     before = _snapshot_files(table)
     with pytest.raises(SchemaMismatchError, match="uuid"):

@@ -9,6 +9,8 @@ job with a message that names the field (`raise_error`), which the writer turns 
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -26,6 +28,17 @@ from pyhudi.keygen.timestamps import timestamp_partition_value
 
 #: Prefix of job-failing messages raised from key expressions (recognised by the writer).
 KEY_ERROR_PREFIX = "pyhudi-invalid-record:"
+
+
+def record_error_detail(text: str) -> str | None:
+    """The message of a record check's `raise_error` (after `KEY_ERROR_PREFIX`) in the text of
+    the Spark error it caused, without the SQL state Spark appends; None when there is none."""
+    if KEY_ERROR_PREFIX not in text:
+        return None
+    detail = text.split(KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0]
+    return re.sub(r"\s*SQLSTATE: P0001\b.*$", "", detail).strip().rstrip(".")
+
+
 # Hive's `FileUtils.escapePathName` set, in the order applied ('%' first).
 ESCAPED_CHARS = [
     "%",

@@ -32,7 +32,7 @@ from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.job import Outcome
 from pyhudi.writer.late_tasks import undo_late_rows
 from pyhudi.writer.pipeline import action_for, commit_metadata, task_spec
-from pyhudi.writer.prepare import required_fields
+from pyhudi.writer.prepare import check_ordering_values, required_fields
 from pyhudi.writer.schema import arrow_data_schema, merged_schema, normalize_spark_type
 from pyhudi.writer.transaction import WriteTransaction
 
@@ -186,6 +186,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             partition_paths(table, self.cfg.keygen),
         )
         check_arrow_partition_values(table, keys, self.cfg.keygen)  # before this task writes
+        check_ordering_values(table, keys, self.cfg)
         data = (
             conform(table, self.data_schema)
             if self.cfg.reconcile_schema or self.cfg.operation is WriteOperationType.DELETE

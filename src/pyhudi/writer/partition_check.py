@@ -135,9 +135,9 @@ def _collect(action: Callable[[], list[Row]]) -> list[Row]:
     try:
         return action()
     except (PySparkException, Py4JJavaError) as err:
-        if keygen.KEY_ERROR_PREFIX not in str(err):
+        detail = keygen.record_error_detail(str(err))
+        if detail is None:
             raise
-        detail = str(err).split(keygen.KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0].strip()
         raise InvalidRecordError(f"{detail}; nothing was written") from None
 
 

@@ -26,7 +26,7 @@ from pyhudi.exceptions import (
 from pyhudi.file_group.index_results import index_results_of
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import commit_metadata_of, refused_partitions
-from pyhudi.keygen.spark import KEY_ERROR_PREFIX
+from pyhudi.keygen.spark import KEY_ERROR_PREFIX, record_error_detail
 from pyhudi.metadata.record_index_lookup import require_record_index
 from pyhudi.metadata.writer import ensure_record_index, wanted_index_results
 from pyhudi.model.commit import CommitMetadata
@@ -243,8 +243,8 @@ def translate_error(err: BaseException, instant_time: str) -> BaseException:
     if isinstance(err, HudiError | KeyboardInterrupt):
         return err
     text = str(err)
-    if KEY_ERROR_PREFIX in text:
-        detail = text.split(KEY_ERROR_PREFIX, 1)[1].split("\n", 1)[0].strip().rstrip(".")
+    detail = record_error_detail(text)
+    if detail is not None:
         return InvalidRecordError(
             f"{detail}; nothing was written (instant {instant_time} rolled back)"
         )

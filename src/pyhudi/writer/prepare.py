@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
-from pyhudi.exceptions import SchemaMismatchError
+from pyhudi.exceptions import InvalidRecordError, SchemaMismatchError
 from pyhudi.file_group.control_columns import DELETE
-from pyhudi.keygen.spark import field_type, with_key_columns
+from pyhudi.keygen.spark import KEY_ERROR_PREFIX, field_type, with_key_columns
 from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
@@ -77,7 +78,57 @@ def prepare_records(
         if IS_DELETED_FIELD in fitted.columns
         else F.lit(False)
     )
+    ordering = checked_ordering_field(cfg, fitted.columns)
+    if ordering is not None:
+        # Evaluated with the record's other columns, in the first job that reads the records.
+        message = F.concat(
+            F.lit(f"{KEY_ERROR_PREFIX} {null_ordering_text(ordering)} '"),
+            F.col(RECORD_KEY),
+            F.lit("'"),
+        )
+        deleted = F.when(
+            F.col(sql_identifier(ordering)).isNull(), F.raise_error(message)
+        ).otherwise(deleted)
     return keyed.withColumn(DELETE, deleted), data_schema
+
+
+def checked_ordering_field(cfg: WriteConfig, columns: list[str]) -> str | None:
+    """The precombine field whose values must not be null, or None: as in Hudi 0.14, whose
+    payloads refuse a null ordering value ("Ordering value is null for record") on the writes
+    that combine records by it (upserts unless `hoodie.combine.before.upsert=false`; inserts and
+    overwrites with `hoodie.combine.before.insert` or `hoodie.datasource.write.insert.drop.duplicates`).
+    A `bulk_insert` never checks it (Hudi's row writer makes no payloads)."""
+    field = cfg.precombine_field
+    if not field or field.split(".", 1)[0] not in columns:
+        return None
+    if cfg.operation is WriteOperationType.UPSERT:
+        return field if cfg.combine_before_write else None
+    inserts = (
+        WriteOperationType.INSERT,
+        WriteOperationType.INSERT_OVERWRITE,
+        WriteOperationType.INSERT_OVERWRITE_TABLE,
+    )
+    if cfg.operation in inserts and (cfg.combine_before_write or cfg.drop_duplicates):
+        return field
+    return None
+
+
+def null_ordering_text(field: str) -> str:
+    return (
+        f"ordering field {field!r} (hoodie.datasource.write.precombine.field) is null, which "
+        "Hudi refuses on a write that combines records by it; record key"
+    )
+
+
+def check_ordering_values(table: pa.Table, keys: pa.Array, cfg: WriteConfig) -> None:
+    """`checked_ordering_field`'s rule on an Arrow batch (`format("hudi")` tasks)."""
+    field = checked_ordering_field(cfg, table.column_names)
+    if field is None or "." in field:
+        return
+    nulls = pc.indices_nonzero(pc.is_null(table.column(field)))
+    if len(nulls):
+        key = keys[nulls[0].as_py()].as_py()
+        raise InvalidRecordError(f"{null_ordering_text(field)} {key!r}")
 
 
 def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
