@@ -8,7 +8,11 @@ marker listing (`WriteTransaction.abort`). Every other task finds the inflight f
 it checks, after closing its files, and removes them itself: so no file of an aborted write
 outlives it, whatever the order.
 
-The check is one `exists` per task (per file group for `applyInArrow` bodies); an empty
+A task attempt that lost to another attempt of the same task (a speculative copy killed when the
+other finished, a zombie of a retried stage) can close its file after the write completed: its
+check finds the completed file and removes what the commit does not name.
+
+The check is one or two `exists` per task (per file group for `applyInArrow` bodies); an empty
 `WriteTaskSpec.inflight_file` skips it.
 """
 
@@ -20,10 +24,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from pyhudi.codec.file_names import parse_instant_file
+from pyhudi.codec.file_names import instant_file_name, parse_instant_file
 from pyhudi.exceptions import CommitConflictError
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import REFUSED
+from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.writer.transaction import undo_if_aborted
 
@@ -70,12 +75,39 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
         for r in rows
         if r.get("file_name")
     ]
-    if not written or spec.storage.exists(spec.inflight_file):
+    if not written:
         return
     instant = parse_instant_file(posixpath.basename(spec.inflight_file))
     assert instant is not None, spec.inflight_file
+    if spec.storage.exists(spec.inflight_file):
+        _undo_if_committed_without(spec, instant, written)
+        return
     ctx = TableContext.open_at(spec.storage, spec.base_path)
     if undo_if_aborted(ctx, instant, written):
         raise CommitConflictError(
             f"write {instant.time} was aborted while this task ran; its files were removed"
+        )
+
+
+def _undo_if_committed_without(spec: WriteTaskSpec, instant: Instant, written: list[str]) -> None:
+    """A task attempt checking after its write completed lost to another attempt of the same
+    task (a speculative copy, a stage retry's zombie): the commit names the winner's files, not
+    this attempt's. Remove those (Hudi keeps the inflight file of a completed instant, so the
+    check above does not see it). A winner never gets here: it checked before the job ended."""
+    completed = Instant(instant.time, instant.action, State.COMPLETED)
+    completed_file = posixpath.join(
+        posixpath.dirname(spec.inflight_file), instant_file_name(completed)
+    )
+    if not spec.storage.exists(completed_file):
+        return
+    ctx = TableContext.open_at(spec.storage, spec.base_path)
+    committed = {
+        ctx.path(s.path) for s in ctx.active.commit_metadata(completed).write_stats() if s.path
+    }
+    extra = [path for path in written if path not in committed]
+    for path in extra:
+        spec.storage.delete(path)
+    if extra:
+        raise CommitConflictError(
+            f"write {instant.time} completed without this task attempt; its files were removed"
         )

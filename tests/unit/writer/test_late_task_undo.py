@@ -12,13 +12,14 @@ import pyarrow as pa
 import pytest
 from tests.helpers.timeline_builder import Base, Log, TimelineBuilder
 
+from pyhudi.codec.file_names import base_file_name
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.exceptions import CommitConflictError
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.writer.config import resolve_write_config
-from pyhudi.writer.late_tasks import settled_batches, settled_groups
+from pyhudi.writer.late_tasks import settled_batches, settled_groups, undo_late_rows
 from pyhudi.writer.transaction import undo_if_aborted
 
 
@@ -104,3 +105,40 @@ def test_a_task_body_finishing_after_the_abort_removes_its_base_and_log_files(tm
     assert tb.data_files() == committed
     assert not (tmp_path / "t" / "new").exists()
     assert not os.path.exists(tb.ctx.marker_folder(instant.time))  # the APPEND marker too
+
+
+def test_an_attempt_finishing_after_the_commit_without_it_removes_its_files(tmp_path):
+    """A losing attempt of a task (a speculative copy Spark killed, a zombie of a retried stage)
+    can close its file after the write completed: the commit names the winner's file, and the
+    instant's inflight file is still there (Hudi keeps it). The loser's copy must not stay as a
+    second base file of the committed slice."""
+    tb = TimelineBuilder.create(tmp_path / "t")
+    time = tb.write(Base("p", "f1"))
+    winner = tb.slice_files("p", "f1", time)[0]
+    loser = f"p/{base_file_name('f1', '0-9-99', time)}"
+    tb.file(loser).write_bytes(b"PAR1 the losing attempt")
+    instant = Instant(time, Action.COMMIT, State.INFLIGHT)
+    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
+    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
+    spec = WriteTaskSpec(
+        tb.ctx.storage,
+        tb.ctx.base_path,
+        time,
+        schema,
+        cfg.sizing,
+        cfg.bloom,
+        inflight_file=tb.ctx.active.instant_path(instant),
+    )
+
+    def row(relative: str) -> dict:
+        return {
+            "partition_path": "p",
+            "file_name": posixpath.basename(relative),
+            "io_type": "CREATE",
+        }
+
+    undo_late_rows(spec, [row(winner)])  # the winner's own check never gets here, but is harmless
+    assert tb.data_files() == {winner, loser}
+    with pytest.raises(CommitConflictError, match="completed without this task attempt"):
+        undo_late_rows(spec, [row(loser)])
+    assert tb.data_files() == {winner}
