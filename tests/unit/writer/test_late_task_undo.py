@@ -49,6 +49,21 @@ def test_a_task_finishing_after_the_abort_removes_its_files_markers_and_new_part
     assert not os.path.exists(tb.ctx.marker_folder(instant.time))
 
 
+def _task_spec(tb: TimelineBuilder, inflight: Instant) -> WriteTaskSpec:
+    """The spec of a write task of `inflight`, checking its inflight file."""
+    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
+    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
+    return WriteTaskSpec(
+        tb.ctx.storage,
+        tb.ctx.base_path,
+        inflight.time,
+        schema,
+        cfg.sizing,
+        cfg.bloom,
+        inflight_file=tb.ctx.active.instant_path(inflight),
+    )
+
+
 def _late_task(tmp_path):  # type: ignore[no-untyped-def]
     """A merge-on-read write left inflight: a new base file in a new partition and a log file
     appended to a committed slice, with a write task body naming both in its stats rows."""
@@ -56,17 +71,7 @@ def _late_task(tmp_path):  # type: ignore[no-untyped-def]
     tb.write(Base("old", "f1"))
     time = tb.write(Base("new", "f2"), Log("old", "f1"), complete=False)
     instant = Instant(time, Action.DELTA_COMMIT, State.INFLIGHT)
-    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
-    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
-    spec = WriteTaskSpec(
-        tb.ctx.storage,
-        tb.ctx.base_path,
-        time,
-        schema,
-        cfg.sizing,
-        cfg.bloom,
-        inflight_file=tb.ctx.active.instant_path(instant),
-    )
+    spec = _task_spec(tb, instant)
     rows = [
         {"partition_path": posixpath.dirname(f), "file_name": posixpath.basename(f), "io_type": t}
         for f, t in [
@@ -118,17 +123,7 @@ def test_an_attempt_finishing_after_the_commit_without_it_removes_its_files(tmp_
     loser = f"p/{base_file_name('f1', '0-9-99', time)}"
     tb.file(loser).write_bytes(b"PAR1 the losing attempt")
     instant = Instant(time, Action.COMMIT, State.INFLIGHT)
-    cfg = resolve_write_config({"hoodie.table.name": "t"}, None)
-    schema = with_meta_fields(pa.schema([pa.field("v", pa.float64())]))
-    spec = WriteTaskSpec(
-        tb.ctx.storage,
-        tb.ctx.base_path,
-        time,
-        schema,
-        cfg.sizing,
-        cfg.bloom,
-        inflight_file=tb.ctx.active.instant_path(instant),
-    )
+    spec = _task_spec(tb, instant)
 
     def row(relative: str) -> dict:
         return {
