@@ -11,13 +11,14 @@ from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.codec import avro_schemas
-from pyhudi.exceptions import CommitConflictError, PendingServiceError
+from pyhudi.exceptions import PendingServiceError, WriteConflictError
 from pyhudi.services.clustering.execute import (
     execute_clustering,
     pending_clusterings,
     schedule_clustering,
 )
 from pyhudi.table.context import TableContext
+from pyhudi.table.guard import rollbacks_naming
 
 COLUMNS = ["_hoodie_commit_time", "_hoodie_record_key", "uuid", "ts", "fare"]
 BASE = {**trips_options(), "hoodie.parquet.small.file.limit": "0"}
@@ -113,21 +114,35 @@ def test_updates_to_file_groups_under_pending_clustering_are_rejected(spark, tmp
     assert len(_both(spark, path)) == 22
 
 
-def test_allowed_updates_make_the_clustering_abort_and_retry_later(spark, tmp_path):
+def test_allowed_updates_make_the_clustering_abort_and_be_planned_again(spark, tmp_path):
     allow = {
         "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
     }
     path, options = _small_files_table(spark, tmp_path, allow, batches=2)
     pending = schedule_clustering(TableContext.open(path), options)
+    assert pending is not None
     pyhudi.write(
         df_of(spark, trips(0, 2, ts=5, city="sf")),
         path,
         {**options, "hoodie.datasource.write.operation": "upsert"},
     )
-    with pytest.raises(CommitConflictError, match=pending.time):
+    before = _both(spark, path)
+    with pytest.raises(WriteConflictError, match=f"clustering {pending.time} aborted.*rolled back"):
         execute_clustering(spark, TableContext.open(path), pending.time, options)
-    assert pending_clusterings(TableContext.open(path))  # left requested for a retry
-    assert {r["uuid"]: r["ts"] for r in _both(spark, path)}["id-00000"] == 5
+    # The plan could never complete (the upsert's log or base file is not in it): rolled back
+    # whole, with a rollback instant naming it and none of its files left.
+    ctx = TableContext.open(path)
+    assert not pending_clusterings(ctx)
+    assert not [i for i in ctx.active.timeline if i.time == pending.time]
+    assert rollbacks_naming(ctx, pending.time)
+    assert not any(pending.time in name for _, _, names in os.walk(path) for name in names)
+    assert _both(spark, path) == before
+    assert {r["uuid"]: r["ts"] for r in before}["id-00000"] == 5
+    # The next schedule plans the file groups again, with the upsert in them, and completes.
+    again = schedule_clustering(TableContext.open(path), options)
+    assert again is not None and again.time > pending.time
+    execute_clustering(spark, TableContext.open(path), again.time, options)
+    assert _both(spark, path) == before and not pending_clusterings(TableContext.open(path))
 
 
 def test_a_killed_clustering_is_reset_and_executed_again(spark, tmp_path):

@@ -41,6 +41,7 @@ from pyhudi.services.common import begin_execution, commit_service, reset_to_req
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import table_transaction
+from pyhudi.table.rollback import rollback_instant
 from pyhudi.writer.late_tasks import settled_batches
 
 
@@ -105,7 +106,8 @@ def execute_clustering(
             options,
             pre_commit=lambda: _check_conflicts(ctx.reload(), inflight, groups),
         )
-
+    except _InputsChanged:  # the check rolled the plan back
+        raise
     except BaseException:
         reset_to_requested(ctx, inflight)
         raise
@@ -192,17 +194,26 @@ def _write_function(spec: WriteTaskSpec, partition: str):  # type: ignore[no-unt
     return run
 
 
+class _InputsChanged(WriteConflictError):
+    """A commit after the plan wrote to one of its input file groups."""
+
+
 def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[ClusteringGroup]) -> None:
-    """Writes after the plan to its input file groups would be lost by the replacement: abort."""
+    """Writes after the plan to its input file groups would be lost by the replacement. Such a plan
+    can never complete: it is rolled back whole (its files, its requested and inflight files, with a
+    rollback instant), under the table lock and while its heartbeat still beats, so that the next
+    schedule plans those file groups again (with the write's changes in them)."""
     inputs = {(s.partition_path, s.file_id) for g in groups for s in g.slices}
     for instant in ctx.active.timeline.commits():
         if instant.time <= inflight.time:
             continue
         for stat in ctx.active.commit_metadata(instant).write_stats():
             if (stat.partition_path or "", stat.file_id) in inputs:
-                raise WriteConflictError(
-                    f"clustering {inflight.time} aborted: commit {instant.time} wrote to its input file group "
-                    f"{stat.file_id}; it will be planned again"
+                rollback = rollback_instant(ctx, inflight)
+                raise _InputsChanged(
+                    f"clustering {inflight.time} aborted: commit {instant.time} wrote to its "
+                    f"input file group {stat.file_id}; the plan was rolled back (rollback "
+                    f"{rollback}) and the next schedule plans these file groups again"
                 )
 
 
