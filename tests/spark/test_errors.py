@@ -90,6 +90,29 @@ def test_a_null_ordering_value_is_refused_where_hudi_combines_by_it(
         _assert_untouched(spark, table, before)
 
 
+@pytest.mark.parametrize("parent_null", [False, True])
+def test_a_null_nested_ordering_value_is_refused_by_both_writers(spark, tmp_path, parent_null):
+    """`a.b` as the precombine field: a null `b`, or a null `a`, is a null ordering value."""
+    path = str(tmp_path / "nested")
+    schema = "uuid string, city string, meta struct<ts: bigint>"
+    options = {
+        **trips_options(),
+        "hoodie.datasource.write.precombine.field": "meta.ts",
+        "hoodie.datasource.write.operation": "insert",
+        "hoodie.combine.before.insert": "true",
+    }
+    pyhudi.write(spark.createDataFrame([("id-1", "sf", (1,))], schema), path, options)
+    before = _snapshot_files(path)
+    bad = None if parent_null else (None,)
+    rows = spark.createDataFrame([("id-2", "sf", (2,)), ("id-3", "sf", bad)], schema)
+    with pytest.raises(InvalidRecordError, match=r"ordering field 'meta.ts'.*'id-3'"):
+        pyhudi.write(rows, path, options)
+    writer = rows.write.format("hudi").options(**options).mode("append")
+    with pytest.raises(Exception, match=r"ordering field 'meta.ts'.*'id-3'"):
+        writer.save(path)
+    assert _snapshot_files(path) == before
+
+
 def test_missing_record_key_field_names_the_field(spark, table):
     before = _snapshot_files(table)
     with pytest.raises(SchemaMismatchError, match="uuid"):

@@ -7,6 +7,54 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def field_values(table: pa.Table, name: str) -> pa.ChunkedArray | None:
+    """The column `name`, or the nested field it names (`a.b`: field `b` of struct column `a`,
+    null where `a` is null); None when the table has neither."""
+    if name in table.column_names:
+        return table.column(name)
+    top, *nested = name.split(".")
+    if not nested or top not in table.column_names:
+        return None
+    values = table.column(top)
+    for part in nested:
+        if not pa.types.is_struct(values.type) or values.type.get_field_index(part) < 0:
+            return None
+        values = pc.struct_field(values, part)
+    return values
+
+
+def has_field(schema: pa.Schema, name: str) -> bool:
+    """`schema` has the column `name`, or the nested field it names (`a.b`)."""
+    if name in schema.names:
+        return True
+    top, *nested = name.split(".")
+    if not nested or top not in schema.names:
+        return False
+    data_type = schema.field(top).type
+    for part in nested:
+        if not pa.types.is_struct(data_type) or data_type.get_field_index(part) < 0:
+            return False
+        data_type = data_type.field(part).type
+    return True
+
+
+def with_sort_columns(table: pa.Table, names: list[str]) -> tuple[pa.Table, list[str]]:
+    """`table` with a top-level column for each nested field of `names` (`a.b`), which sorts
+    and comparisons take by name; returns it and the column name standing for each field."""
+    columns = []
+    for index, name in enumerate(names):
+        if name in table.column_names:
+            columns.append(name)
+            continue
+        values = field_values(table, name)
+        if values is None:
+            raise KeyError(name)
+        column = f"__pyhudi_sort_{index}"
+        table = table.append_column(column, values)
+        columns.append(column)
+    return table, columns
+
+
 def sort_indices_nulls_first(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Array:
     """`sort_indices` with nulls first on every key (per-key placement on pyarrow >= 25)."""
     try:

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pyhudi.codec.arrow_compute import last_per_key
+from pyhudi.codec.arrow_compute import field_values, has_field, last_per_key, with_sort_columns
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.file_group.log_scan import (
     DELETED,
@@ -40,7 +40,13 @@ def ordering_columns(ordering: str | None) -> list[str]:
 
 
 def _has(table: pa.Table, fields: list[str]) -> bool:
-    return all(f in table.column_names for f in fields)
+    return all(has_field(table.schema, f) for f in fields)
+
+
+def _values(table: pa.Table, field: str) -> pa.ChunkedArray:
+    values = field_values(table, field)
+    assert values is not None, field  # checked by `_has`
+    return values
 
 
 def tuple_greater(left: list, right: list) -> pa.Array:  # type: ignore[type-arg]
@@ -75,7 +81,9 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
     last_reset = grouped.column("r_max").take(position)
     after_reset = pc.greater(log.column(SEQ), last_reset)
     candidates = log.filter(pc.and_(after_reset, pc.invert(resets)))
-    winners = _last_per_key(candidates, [*((f, "ascending") for f in fields), (SEQ, "ascending")])
+    sortable, columns = with_sort_columns(candidates, fields)  # nested fields (`a.b`) as columns
+    winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
+    winners = winners.select(candidates.column_names)
     deleted_keys = log.filter(resets)
     if deleted_keys.num_rows == 0:
         return winners
@@ -115,9 +123,9 @@ def overlay(
     fields = ordering_columns(ordering)
     if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields):
         at = pc.fill_null(position, 0)
-        theirs = [winners.column(f).combine_chunks().take(at) for f in fields]
+        theirs = [_values(winners, f).combine_chunks().take(at) for f in fields]
         natural = winners.column(NATURAL).combine_chunks().take(at)
-        base_newer = tuple_greater([base.column(f) for f in fields], theirs)
+        base_newer = tuple_greater([_values(base, f) for f in fields], theirs)
         base_wins = pc.and_(pc.and_(matched, base_newer), pc.invert(natural))
         keep_base = pc.or_(keep_base, base_wins)
         lost = pc.filter(position, base_wins).to_numpy(zero_copy_only=False).astype(np.int64)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pyhudi.codec.arrow_compute import last_per_key
+from pyhudi.codec.arrow_compute import field_values, has_field, last_per_key, with_sort_columns
 from pyhudi.codec.bloom import continued_bloom_filter, read_footer_bloom
 from pyhudi.codec.file_names import (
     parse_base_file,
@@ -44,12 +44,11 @@ def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table
     if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
         return table
     numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    sort_keys = (
-        [(ordering_field, "ascending")]
-        if ordering_field and ordering_field in table.column_names
-        else []
-    )
-    return last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")]).drop_columns([ROW])
+    fields = [ordering_field] if ordering_field and has_field(table.schema, ordering_field) else []
+    numbered, sort_columns = with_sort_columns(numbered, fields)
+    sort_keys = [(c, "ascending") for c in sort_columns]
+    latest = last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")])
+    return latest.select(table.column_names)
 
 
 def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.Table], pa.Table]:
@@ -245,10 +244,11 @@ def _incoming_wins(
     old: pa.Table, incoming: pa.Table, match_idx: np.ndarray, matched: np.ndarray, field: str
 ) -> np.ndarray:
     """Event-time ordering: the incoming record wins unless its ordering value is smaller."""
-    if field not in old.column_names or field not in incoming.column_names:
+    old_column, new_column = field_values(old, field), field_values(incoming, field)
+    if old_column is None or new_column is None:
         return np.ones(len(matched), dtype=bool)
-    old_values = old.column(field).combine_chunks()
-    new_values = incoming.column(field).combine_chunks().take(pa.array(np.clip(match_idx, 0, None)))
+    old_values = old_column.combine_chunks()
+    new_values = new_column.combine_chunks().take(pa.array(np.clip(match_idx, 0, None)))
     if old_values.type != new_values.type:
         new_values = new_values.cast(old_values.type)
     stale = pc.fill_null(pc.less(new_values, old_values), False).to_numpy(zero_copy_only=False)

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyhudi.codec.arrow_compute import has_field
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.codec.log.positions import decode_positions
 from pyhudi.codec.log.reader import LocatedBlock
@@ -62,7 +63,7 @@ def event_time_fields(task: SliceTask) -> list[str]:
     if MergeMode(task.merge_mode) is not MergeMode.EVENT_TIME_ORDERING:
         return []
     fields = ordering_columns(task.ordering_field)
-    return fields if fields and set(fields) <= set(task.file_schema.names) else []
+    return fields if fields and all(has_field(task.file_schema, f) for f in fields) else []
 
 
 def slice_deletes(task: SliceTask) -> SliceDeletes:
@@ -125,7 +126,7 @@ def _event_time_deletes(task: SliceTask, fields: list[str]) -> SliceDeletes:
     winners = slice_winners(task)
     if winners.num_rows == 0:
         return SliceDeletes(_NONE)
-    columns = [RECORD_KEY, *fields]
+    columns = list(dict.fromkeys([RECORD_KEY, *(f.split(".")[0] for f in fields)]))
     base = read_base_file(task.storage, task.path(task.base_file), columns=columns)  # type: ignore[arg-type]
     keep, live = overlay(base, winners, MergeMode(task.merge_mode), task.ordering_field)
     dropped = np.flatnonzero(~pc.fill_null(keep, True).to_numpy(zero_copy_only=False))

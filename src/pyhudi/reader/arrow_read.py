@@ -178,7 +178,8 @@ def _read_by_position(task: SliceTask, needed: list[str]) -> pa.Table | None:
 def _read_merged_columns(task: SliceTask, needed: list[str]) -> pa.Table:
     """The slice merged as `read_slice` merges it, reading from the base file only the needed
     columns, the record key and the ordering fields (the log blocks are decoded whole)."""
-    wanted = {*needed, RECORD_KEY, *ordering_columns(task.ordering_field)}
+    ordering = (f.split(".")[0] for f in ordering_columns(task.ordering_field))  # `a.b`: column a
+    wanted = {*needed, RECORD_KEY, *ordering}
     keep = [name for name in task.file_schema.names if name in wanted]
     base = _base_columns(task, keep)
     winners = slice_winners(task)

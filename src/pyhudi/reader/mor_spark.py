@@ -28,6 +28,7 @@ from pyhudi.file_group.log_merge import ordering_columns, slice_winners
 from pyhudi.file_group.log_scan import DELETED, NATURAL
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
+from pyhudi.keygen.spark_sql import sql_name
 from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.mor_positions import read_by_position, reads_by_position
@@ -106,10 +107,24 @@ def _merge_by_key(
     if tasks[0].skip_merge:
         return base.unionByName(live)
     mode, ordering = MergeMode(tasks[0].merge_mode), ordering_columns(tasks[0].ordering_field)
-    if mode is MergeMode.EVENT_TIME_ORDERING and ordering and set(ordering) <= set(schema.names):
+    if (
+        mode is MergeMode.EVENT_TIME_ORDERING
+        and ordering
+        and all(_has(schema, f) for f in ordering)
+    ):
         return merge_event_time(base, winners, ordering).select(*schema.fieldNames())
     kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
     return kept.select(*schema.fieldNames()).unionByName(live)
+
+
+def _has(schema: T.StructType, name: str) -> bool:
+    """`schema` has the field `name` (`a.b`: field b of struct a)."""
+    data_type: T.DataType = schema
+    for part in name.split("."):
+        if not isinstance(data_type, T.StructType) or part not in data_type.fieldNames():
+            return False
+        data_type = data_type[part].dataType
+    return True
 
 
 def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -> DataFrame:
@@ -117,10 +132,12 @@ def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -
     theirs_cols = [F.col(f"__w_ord{i}") for i in range(len(ordering))]
     theirs = winners.select(
         *MATCH,
-        *(F.col(f).alias(f"__w_ord{i}") for i, f in enumerate(ordering)),
+        *(F.col(sql_name(f)).alias(f"__w_ord{i}") for i, f in enumerate(ordering)),
         F.col(NATURAL).alias("__w_nat"),
     )
-    pairs = base.select(*MATCH, *(F.col(f).alias(f"__b_ord{i}") for i, f in enumerate(ordering)))
+    pairs = base.select(
+        *MATCH, *(F.col(sql_name(f)).alias(f"__b_ord{i}") for i, f in enumerate(ordering))
+    )
     pairs = pairs.join(F.broadcast(theirs), on=MATCH)
     base_wins = _tuple_greater(mine, theirs_cols) & ~F.col("__w_nat")
     base_kept_keys = pairs.filter(base_wins).select(*MATCH)

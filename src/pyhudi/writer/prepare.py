@@ -11,7 +11,7 @@ from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import InvalidRecordError, SchemaMismatchError
 from pyhudi.file_group.control_columns import DELETE
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX, field_type, with_key_columns
-from pyhudi.keygen.spark_sql import sql_identifier
+from pyhudi.keygen.spark_sql import sql_identifier, sql_name
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
 from pyhudi.writer.column_names import conform_column_names
@@ -86,9 +86,9 @@ def prepare_records(
             F.col(RECORD_KEY),
             F.lit("'"),
         )
-        deleted = F.when(
-            F.col(sql_identifier(ordering)).isNull(), F.raise_error(message)
-        ).otherwise(deleted)
+        deleted = F.when(F.col(sql_name(ordering)).isNull(), F.raise_error(message)).otherwise(
+            deleted
+        )
     return keyed.withColumn(DELETE, deleted), data_schema
 
 
@@ -123,9 +123,15 @@ def null_ordering_text(field: str) -> str:
 def check_ordering_values(table: pa.Table, keys: pa.Array, cfg: WriteConfig) -> None:
     """`checked_ordering_field`'s rule on an Arrow batch (`format("hudi")` tasks)."""
     field = checked_ordering_field(cfg, table.column_names)
-    if field is None or "." in field:
+    if field is None:
         return
-    nulls = pc.indices_nonzero(pc.is_null(table.column(field)))
+    top, *nested = field.split(".")
+    values = table.column(top)
+    for name in nested:  # a null parent struct makes the nested value null, as in Hudi
+        if not pa.types.is_struct(values.type) or values.type.get_field_index(name) < 0:
+            return  # not a field of this batch: the schema checks name it
+        values = pc.struct_field(values, name)
+    nulls = pc.indices_nonzero(pc.is_null(values))
     if len(nulls):
         key = keys[nulls[0].as_py()].as_py()
         raise InvalidRecordError(f"{null_ordering_text(field)} {key!r}")
@@ -139,8 +145,8 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
         return df.dropDuplicates(keys)
     record = F.struct(*[F.col(sql_identifier(c)) for c in others])
     ordering = cfg.precombine_field
-    if ordering and ordering in df.columns:
-        winner = F.max_by(record, F.struct(F.col(sql_identifier(ordering))))
+    if ordering and ordering.split(".")[0] in df.columns:  # `a.b`: field b of struct column a
+        winner = F.max_by(record, F.struct(F.col(sql_name(ordering))))
     else:
         winner = F.any_value(record)
     return (
