@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -212,6 +213,29 @@ def test_a_failed_bootstrap_is_rolled_back(spark, tmp_path):
     # and timeline are gone, and so is the table folder it created
     assert not os.path.exists(target)
     assert os.listdir(tmp_path) == ["src"]
+
+
+@pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])
+def test_a_failed_bootstrap_leaves_no_file_of_its_late_tasks(spark, tmp_path, selector):
+    """One task fails at once (a null key in its small source file) while the other still
+    writes a large one: Spark fails the job without waiting for it, and the driver removes the
+    table. The late task finds the instant gone and removes its files (`writer.late_tasks`)."""
+    source = str(tmp_path / "src")
+    ids = spark.range(0, 400_000, 1, numPartitions=1)
+    key = F.when(F.col("id") == 0, F.lit(None)).otherwise(F.concat(F.lit("k"), F.col("id")))
+    frame = ids.select(
+        key.alias("key"),
+        F.col("id").alias("ts"),
+        F.when(F.col("id") < 1000, "a").otherwise("b").alias("dt"),
+        *[F.rand(i).alias(f"c{i}") for i in range(6)],
+    )
+    frame.write.partitionBy("dt").parquet(source)
+    target = str(tmp_path / "hudi")
+    options = bootstrap_options(source, selector, **{"hoodie.bootstrap.parallelism": "2"})
+    with pytest.raises(Exception, match="key"):
+        pyhudi.write(spark.createDataFrame([], "x int"), target, options)
+    time.sleep(3)  # the other task's Python worker finishes its files meanwhile
+    assert not os.path.exists(target) or not _digest(target), _digest(target)
 
 
 @pytest.mark.parametrize("selector", ["MetadataOnly", "FullRecord"])

@@ -42,6 +42,7 @@ from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.rollback import rollback_failed_writes
 from pyhudi.writer.config import WriteConfig, resolve_write_config
+from pyhudi.writer.late_tasks import settled_batches
 from pyhudi.writer.pipeline import task_spec
 from pyhudi.writer.transaction import WriteTransaction
 
@@ -212,6 +213,7 @@ def _metadata_only(
         ctx, _action(cfg), WriteOperationType.BOOTSTRAP, options=dict(cfg.options)
     )
     transaction.begin(METADATA_BOOTSTRAP_INSTANT)
+    assert transaction.instant is not None
     spec = WriteTaskSpec(
         ctx.storage,
         ctx.base_path,
@@ -219,11 +221,13 @@ def _metadata_only(
         SKELETON_SCHEMA,
         cfg.sizing,
         cfg.bloom,
+        inflight_file=ctx.active.instant_path(transaction.instant),
     )
     try:
         function = skeleton_function(
             spec, source.storage, source.file_format, cfg.keygen, source.partition_columns, jobs
         )
+        function = settled_batches(spec, function)  # a late task removes its files (`late_tasks`)
         rows = run_file_tasks(spark, function, _task_groups(spark, cfg, jobs))
         _write_index(ctx, source, jobs)
         transaction.commit(_metadata(rows, cfg, source.data_schema))
@@ -295,9 +299,10 @@ def _full_record(
         ctx, _action(cfg), WriteOperationType.BOOTSTRAP, options=dict(cfg.options)
     )
     transaction.begin(FULL_BOOTSTRAP_INSTANT)
+    spec = task_spec(ctx, cfg, schema, FULL_BOOTSTRAP_INSTANT, inflight=transaction.instant)
     try:
         function = full_record_function(
-            task_spec(ctx, cfg, schema, FULL_BOOTSTRAP_INSTANT),
+            spec,
             source.storage,
             source.file_format,
             cfg.keygen,
@@ -305,6 +310,7 @@ def _full_record(
             schema,
             jobs,
         )
+        function = settled_batches(spec, function)  # a late task removes its files (`late_tasks`)
         rows = run_file_tasks(spark, function, _task_groups(spark, cfg, jobs))
         transaction.commit(_metadata(rows, cfg, schema))
     except BaseException:

@@ -29,7 +29,9 @@ from pyhudi.exceptions import CommitConflictError
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import REFUSED
 from pyhudi.model.instant import Instant, State
-from pyhudi.table.context import TableContext
+from pyhudi.table.context import PROPERTIES_BACKUP, PROPERTIES_FILE, TableContext
+from pyhudi.table.layout import TEMP_FOLDER, marker_folder, remove_partition_left_empty
+from pyhudi.timeline import META_FOLDER
 from pyhudi.writer.transaction import undo_if_aborted
 
 BatchBody = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
@@ -82,11 +84,42 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
     if spec.storage.exists(spec.inflight_file):
         _undo_if_committed_without(spec, instant, written)
         return
+    if not _table_exists(spec):
+        _undo_in_removed_table(spec, instant, written)
+        raise CommitConflictError(
+            f"write {instant.time} was aborted and its new table removed while this task ran; "
+            "its files were removed"
+        )
     ctx = TableContext.open_at(spec.storage, spec.base_path)
     if undo_if_aborted(ctx, instant, written):
         raise CommitConflictError(
             f"write {instant.time} was aborted while this task ran; its files were removed"
         )
+
+
+def _table_exists(spec: WriteTaskSpec) -> bool:
+    meta = posixpath.join(spec.base_path, META_FOLDER)
+    return any(
+        spec.storage.exists(posixpath.join(meta, name))
+        for name in (PROPERTIES_FILE, PROPERTIES_BACKUP)
+    )
+
+
+def _undo_in_removed_table(spec: WriteTaskSpec, instant: Instant, written: list[str]) -> None:
+    """The failed write had created the table and removed it again (nothing was committed):
+    delete this task's files, its marker folder and the folders it made anew that are empty."""
+    storage, base = spec.storage, spec.base_path
+    for path in written:
+        storage.delete(path)
+    storage.delete_dir(marker_folder(base, instant.time))
+    for partition in sorted({posixpath.dirname(posixpath.relpath(p, base)) for p in written}):
+        remove_partition_left_empty(storage, base, partition)
+    for folder in (
+        posixpath.join(base, META_FOLDER, TEMP_FOLDER),
+        posixpath.join(base, META_FOLDER),
+    ):
+        if storage.exists(folder) and not storage.list_dir(folder):
+            storage.delete_dir(folder)
 
 
 def _undo_if_committed_without(spec: WriteTaskSpec, instant: Instant, written: list[str]) -> None:
