@@ -267,12 +267,31 @@ class WriteTransaction:
                 self.ctx.storage.delete(path)
             remove_partitions_left_empty(self.ctx, self.instant.time, [*marked, *late])
             discard_metadata_commit(self.ctx, self.instant.time)
-            self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
+            self._delete_marker_folder()
             self.stop_heartbeat()
         except Exception:  # leave it to the next writer's rollback
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant
             )
+
+    def _delete_marker_folder(self) -> None:
+        """The abort's last step. A task still running may create a marker in the folder while
+        it is being deleted (the delete then fails): such a task finds the inflight file gone
+        and removes its files and markers itself (`undo_if_aborted`), so a folder that will not
+        go is no failed undo."""
+        assert self.instant is not None
+        folder = self.ctx.marker_folder(self.instant.time)
+        for attempt in range(3):
+            try:
+                self.ctx.storage.delete_dir(folder)
+                return
+            except OSError as err:
+                if attempt == 2:
+                    log.info(
+                        "markers of aborted write %s left to its late tasks: %s", self.instant, err
+                    )
+                else:
+                    sleep(0.2)
 
     def _marked_files(self) -> list[str]:
         assert self.instant is not None
