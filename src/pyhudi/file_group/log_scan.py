@@ -226,12 +226,19 @@ def _delete_table(
         PARTITION_PATH: pa.array([r.partition_path for r in records], pa.string()),
     }
     fields = [f.strip() for f in (ordering_field or "").split(",") if f.strip()]
+    nested: dict[str, dict[tuple[str, ...], pa.Array]] = {}
     for index, name in enumerate(fields):
-        if name not in file_schema.names:
+        top, *path = name.split(".")
+        if top not in file_schema.names:
             continue
         values = [None if r.is_natural_order else _nth(r.ordering_value, index) for r in records]
-        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            columns[name] = pa.array(values).cast(file_schema.field(name).type)
+        with contextlib.suppress(
+            pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError
+        ):
+            target = _field_type(file_schema.field(top).type, path)
+            nested.setdefault(top, {})[tuple(path)] = pa.array(values).cast(target)
+    for top, parts in nested.items():
+        columns[top] = _carrying(file_schema.field(top).type, parts, len(records))
     table = conform(pa.table(columns) if records else pa.table({}), file_schema)
     natural = pa.array(
         [r.is_natural_order or r.ordering_value is None for r in records], pa.bool_()
@@ -239,6 +246,27 @@ def _delete_table(
     return table.append_column(DELETED, pa.repeat(True, table.num_rows)).append_column(
         NATURAL, natural
     )
+
+
+def _field_type(data_type: pa.DataType, path: list[str]) -> pa.DataType:
+    """The type of the nested field `path` of a `data_type` struct (`KeyError` if none)."""
+    for part in path:
+        if not pa.types.is_struct(data_type) or data_type.get_field_index(part) < 0:
+            raise KeyError(part)
+        data_type = data_type.field(part).type
+    return data_type
+
+
+def _carrying(data_type: pa.DataType, parts: dict[tuple[str, ...], pa.Array], n: int) -> pa.Array:
+    """An array of `data_type` holding `parts` (values by nested field path; `()`: the array
+    itself) and nulls elsewhere: a delete's ordering value in a nested ordering field (`a.b`)."""
+    if () in parts:
+        return parts[()]
+    children = []
+    for child in data_type:
+        inner = {path[1:]: values for path, values in parts.items() if path[0] == child.name}
+        children.append(_carrying(child.type, inner, n) if inner else pa.nulls(n, child.type))
+    return pa.StructArray.from_arrays(children, fields=list(data_type))
 
 
 def _nth(value: object, index: int) -> object:

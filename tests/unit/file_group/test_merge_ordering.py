@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute
 
-from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.codec.log.delete_content import DeleteRecord
+from pyhudi.codec.log.reader import iter_blocks
+from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks
+from pyhudi.codec.schema import (
+    PARTITION_PATH,
+    RECORD_KEY,
+    arrow_to_avro_json,
+    with_meta_fields,
+)
 from pyhudi.file_group.log_merge import (
     merge_with_base,
     ordering_columns,
     resolve_log,
     tuple_greater,
 )
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
+from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ, log_records
 from pyhudi.table.payload import MergeMode
 
 EVENT, COMMIT = MergeMode.EVENT_TIME_ORDERING, MergeMode.COMMIT_TIME_ORDERING
@@ -72,3 +81,44 @@ def test_commit_time_ordering_ignores_the_ordering_fields():
     stored = base([("x", 9, 9, "base-x")])
     winners = resolve_log(log([("x", 1, 1, "log-x")]), COMMIT, "a,b")
     assert values(merge_with_base(stored, winners, COMMIT, "a,b")) == {"x": "log-x"}
+
+
+def test_a_nested_ordering_field_orders_log_versions_deletes_and_the_base():
+    """`meta.ts` (Hudi's nested precombine field), also carried by delete records."""
+    data_schema = pa.schema(
+        [
+            pa.field("meta", pa.struct([pa.field("ts", pa.int64()), pa.field("src", pa.string())])),
+            pa.field("v", pa.string()),
+        ]
+    )
+    schema = with_meta_fields(data_schema)
+    avro = arrow_to_avro_json(data_schema, "t", with_meta_fields=True)
+
+    def record(key, ts, value):  # type: ignore[no-untyped-def]
+        meta = {name: None for name in schema.names}
+        return {
+            **meta,
+            RECORD_KEY: key,
+            PARTITION_PATH: "p",
+            "meta": {"ts": ts, "src": "x"},
+            "v": value,
+        }
+
+    data = avro_data_block(
+        "001",
+        avro,
+        [record("a", 5, "a5"), record("a", 4, "a4"), record("b", 5, "b5"), record("c", 5, "c5")],
+    )
+    # a delete of b with a smaller ordering value loses; one of c with a greater one wins.
+    deletes = delete_block("002", [DeleteRecord("b", "p", 3), DeleteRecord("c", "p", 9)])
+    blocks = list(iter_blocks(encode_blocks([data, deletes]), read_content=True))
+    winners = resolve_log(log_records(blocks, schema, "meta.ts"), EVENT, "meta.ts")
+    live = winners.filter(pa.compute.invert(winners.column(DELETED)))
+    assert values(live) == {"a": "a5", "b": "b5"}
+    stored = pa.table(
+        {RECORD_KEY: ["a", "d"], "meta": [{"ts": 9, "src": "y"}, None], "v": ["base-a", "base-d"]}
+    )
+    merged = merge_with_base(
+        stored, winners.select([*stored.column_names, SEQ, DELETED, NATURAL]), EVENT, "meta.ts"
+    )
+    assert values(merged) == {"a": "base-a", "b": "b5", "d": "base-d"}
