@@ -28,14 +28,20 @@ def has_field(schema: pa.Schema, name: str) -> bool:
     if name in schema.names:
         return True
     top, *nested = name.split(".")
-    if not nested or top not in schema.names:
-        return False
-    data_type = schema.field(top).type
-    for part in nested:
+    return (
+        bool(nested)
+        and top in schema.names
+        and nested_type(schema.field(top).type, nested) is not None
+    )
+
+
+def nested_type(data_type: pa.DataType, path: list[str]) -> pa.DataType | None:
+    """The type of the field at `path` inside the struct type `data_type` (`[]`: itself), or None."""
+    for part in path:
         if not pa.types.is_struct(data_type) or data_type.get_field_index(part) < 0:
-            return False
+            return None
         data_type = data_type.field(part).type
-    return True
+    return data_type
 
 
 def with_sort_columns(table: pa.Table, names: list[str]) -> tuple[pa.Table, list[str]]:

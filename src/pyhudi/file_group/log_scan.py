@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyhudi.codec.arrow_compute import nested_type
 from pyhudi.codec.log import avro_columnar
 from pyhudi.codec.log.avro_content import avro_record_count, decode_avro_records
 from pyhudi.codec.log.delete_content import decode_delete_records
@@ -232,10 +233,10 @@ def _delete_table(
         if top not in file_schema.names:
             continue
         values = [None if r.is_natural_order else _nth(r.ordering_value, index) for r in records]
-        with contextlib.suppress(
-            pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, KeyError
-        ):
-            target = _field_type(file_schema.field(top).type, path)
+        target = nested_type(file_schema.field(top).type, path)
+        if target is None:
+            continue
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             nested.setdefault(top, {})[tuple(path)] = pa.array(values).cast(target)
     for top, parts in nested.items():
         columns[top] = _carrying(file_schema.field(top).type, parts, len(records))
@@ -246,15 +247,6 @@ def _delete_table(
     return table.append_column(DELETED, pa.repeat(True, table.num_rows)).append_column(
         NATURAL, natural
     )
-
-
-def _field_type(data_type: pa.DataType, path: list[str]) -> pa.DataType:
-    """The type of the nested field `path` of a `data_type` struct (`KeyError` if none)."""
-    for part in path:
-        if not pa.types.is_struct(data_type) or data_type.get_field_index(part) < 0:
-            raise KeyError(part)
-        data_type = data_type.field(part).type
-    return data_type
 
 
 def _carrying(data_type: pa.DataType, parts: dict[tuple[str, ...], pa.Array], n: int) -> pa.Array:
