@@ -145,6 +145,29 @@ def test_allowed_updates_make_the_clustering_abort_and_be_planned_again(spark, t
     assert _both(spark, path) == before and not pending_clusterings(TableContext.open(path))
 
 
+@pytest.mark.parametrize("operation", ["insert_overwrite", "delete_partition"])
+def test_a_clustering_planned_before_an_overwrite_does_not_bring_its_rows_back(
+    spark, tmp_path, operation
+):
+    """The overwrite replaced the plan's input file groups: completing the plan would write their
+    old rows again. It is rolled back instead."""
+    path, options = _small_files_table(spark, tmp_path, batches=2)
+    pending = schedule_clustering(TableContext.open(path), options)
+    assert pending is not None
+    extra = {"hoodie.datasource.write.partitions.to.delete": "sf"}
+    pyhudi.write(
+        df_of(spark, trips(100, 3, city="sf")),
+        path,
+        {**options, **extra, "hoodie.datasource.write.operation": operation},
+    )
+    before = _both(spark, path)
+    assert len(before) == (3 if operation == "insert_overwrite" else 0)
+    with pytest.raises(WriteConflictError, match="replaced its input file group"):
+        execute_clustering(spark, TableContext.open(path), pending.time, options)
+    assert _both(spark, path) == before
+    assert not pending_clusterings(TableContext.open(path))
+
+
 def test_a_killed_clustering_is_reset_and_executed_again(spark, tmp_path):
     path, options = _small_files_table(spark, tmp_path, batches=2)
     ctx = TableContext.open(path)

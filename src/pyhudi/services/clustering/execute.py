@@ -199,22 +199,38 @@ class _InputsChanged(WriteConflictError):
 
 
 def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[ClusteringGroup]) -> None:
-    """Writes after the plan to its input file groups would be lost by the replacement. Such a plan
-    can never complete: it is rolled back whole (its files, its requested and inflight files, with a
-    rollback instant), under the table lock and while its heartbeat still beats, so that the next
-    schedule plans those file groups again (with the write's changes in them)."""
+    """Changes to its input file groups after the plan: writes there would be lost by the
+    replacement, and file groups that an insert_overwrite or delete_partition replaced meanwhile
+    would come back. Such a plan can never complete: it is rolled back whole (its files, its
+    requested and inflight files, with a rollback instant), under the table lock and while its
+    heartbeat still beats, so that the next schedule plans those file groups again (as they are
+    now)."""
+    change = _changed_input(ctx, inflight, groups)
+    if change is not None:
+        rollback = rollback_instant(ctx, inflight)
+        raise _InputsChanged(
+            f"clustering {inflight.time} aborted: {change}; the plan was rolled back (rollback "
+            f"{rollback}) and the next schedule plans these file groups again"
+        )
+
+
+def _changed_input(
+    ctx: TableContext, inflight: Instant, groups: list[ClusteringGroup]
+) -> str | None:
+    """How a commit after the plan changed an input file group (wrote to it or replaced it), or
+    None. A write that began before the plan and ends after it is refused at its own commit (OCC:
+    the pending plan is a conflict), and single writers hold the table lock while they write."""
     inputs = {(s.partition_path, s.file_id) for g in groups for s in g.slices}
     for instant in ctx.active.timeline.commits():
         if instant.time <= inflight.time:
             continue
-        for stat in ctx.active.commit_metadata(instant).write_stats():
-            if (stat.partition_path or "", stat.file_id) in inputs:
-                rollback = rollback_instant(ctx, inflight)
-                raise _InputsChanged(
-                    f"clustering {inflight.time} aborted: commit {instant.time} wrote to its "
-                    f"input file group {stat.file_id}; the plan was rolled back (rollback "
-                    f"{rollback}) and the next schedule plans these file groups again"
-                )
+        metadata = ctx.active.commit_metadata(instant)
+        written = {(stat.partition_path or "", stat.file_id) for stat in metadata.write_stats()}
+        for what, touched in (("wrote to", written), ("replaced", metadata.replaced_file_ids())):
+            hit = sorted(touched & inputs)
+            if hit:
+                return f"commit {instant.time} {what} its input file group {hit[0][1]}"
+    return None
 
 
 def _metadata(
