@@ -12,6 +12,7 @@ from tests.helpers.oracle import hudi_rs_table, rows
 import pyhudi
 from pyhudi.codec import avro_schemas
 from pyhudi.exceptions import PendingServiceError, WriteConflictError
+from pyhudi.metadata import validate
 from pyhudi.services.clustering.execute import (
     execute_clustering,
     pending_clusterings,
@@ -136,6 +137,7 @@ def test_allowed_updates_make_the_clustering_abort_and_be_planned_again(spark, t
     assert not [i for i in ctx.active.timeline if i.time == pending.time]
     assert rollbacks_naming(ctx, pending.time)
     assert not any(pending.time in name for _, _, names in os.walk(path) for name in names)
+    assert validate(path).ok  # the metadata table lists what is on storage
     assert _both(spark, path) == before
     assert {r["uuid"]: r["ts"] for r in before}["id-00000"] == 5
     # The next schedule plans the file groups again, with the upsert in them, and completes.
@@ -166,6 +168,7 @@ def test_a_clustering_planned_before_an_overwrite_does_not_bring_its_rows_back(
         execute_clustering(spark, TableContext.open(path), pending.time, options)
     assert _both(spark, path) == before
     assert not pending_clusterings(TableContext.open(path))
+    assert validate(path).ok
 
 
 def test_a_killed_clustering_is_reset_and_executed_again(spark, tmp_path):
