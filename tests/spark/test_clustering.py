@@ -11,7 +11,7 @@ from tests.helpers.oracle import hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.codec import avro_schemas
-from pyhudi.exceptions import PendingServiceError, WriteConflictError
+from pyhudi.exceptions import PendingServiceError, UnsupportedOperationError, WriteConflictError
 from pyhudi.metadata import validate
 from pyhudi.services.clustering.execute import (
     execute_clustering,
@@ -188,3 +188,30 @@ def test_a_killed_clustering_is_reset_and_executed_again(spark, tmp_path):
     execute_clustering(spark, TableContext.open(path), pending.time, options)
     assert not os.path.exists(junk) and not pending_clusterings(TableContext.open(path))
     assert _both(spark, path) == before
+
+
+def test_clustering_is_refused_on_a_bucket_index_table(spark, tmp_path):
+    """Clustering writes new file groups: records would leave their buckets, and the next upsert
+    would write their keys again (it did: 40 rows for 30 keys)."""
+    path = str(tmp_path / "t")
+    bucket = {**BASE, "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    for i in range(2):
+        pyhudi.write(
+            df_of(spark, trips(i * 10, 10, city="sf")),
+            path,
+            {**bucket, "hoodie.datasource.write.operation": "upsert"},
+        )
+    before = sorted(os.listdir(os.path.join(path, ".hoodie")))
+    # Known by the option, and without it (a service run) by the bucket-named file groups.
+    for options in (bucket, BASE):
+        with pytest.raises(UnsupportedOperationError, match="simple bucket index"):
+            schedule_clustering(TableContext.open(path), options)
+    inline = {**bucket, "hoodie.clustering.inline": "true"}
+    with pytest.raises(UnsupportedOperationError, match=r"hoodie.clustering.inline=true\) is not"):
+        pyhudi.write(
+            df_of(spark, trips(0, 1, city="sf")),
+            path,
+            {**inline, "hoodie.datasource.write.operation": "upsert"},
+        )
+    assert sorted(os.listdir(os.path.join(path, ".hoodie"))) == before
+    assert len(_both(spark, path)) == 20

@@ -128,3 +128,19 @@ class ClusteringConfig:
             lookback=LOOKBACK_PARTITIONS.get(options),
             skip_latest=SKIP_LATEST_PARTITIONS.get(options),
         )
+
+
+def enabled_service_keys(options: Mapping[str, str]) -> list[str]:
+    """The clustering service keys set to true (inline, schedule inline, async)."""
+    return [
+        option.key for option in (INLINE, SCHEDULE_INLINE, ASYNC_ENABLED) if option.get(options)
+    ]
+
+
+#: Why clustering is refused on a table with the simple bucket index.
+BUCKET_REFUSAL = (
+    "is not supported on a table with the simple bucket index (hoodie.index.type=BUCKET): it "
+    "rewrites file groups into new ones, so records would leave their buckets' file groups and the "
+    "next upsert would write their keys again (Hudi clusters only the consistent-hashing bucket "
+    "engine's tables)"
+)

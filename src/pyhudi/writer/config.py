@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyhudi.codec.avro_names import check_table_name
+from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import table as table_keys
@@ -147,6 +148,12 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
     if write_keys.DROP_PARTITION_COLUMNS.get(o):
         raise UnsupportedOperationError(
             f"{write_keys.DROP_PARTITION_COLUMNS.key}=true is not supported (hudi-rs and other readers refuse it)"
+        )
+    clustering = clustering_keys.enabled_service_keys(o)
+    if index_keys.INDEX_TYPE.get(o) == "BUCKET" and clustering:
+        raise UnsupportedOperationError(
+            f"clustering ({', '.join(f'{k}=true' for k in clustering)}) "
+            f"{clustering_keys.BUCKET_REFUSAL}; turn it off"
         )
     payload_class = write_keys.PAYLOAD_CLASS.get(o)
     return WriteConfig(

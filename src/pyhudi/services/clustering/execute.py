@@ -11,6 +11,7 @@ replaced groups at that instant and still see them when time-travelling before i
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -21,8 +22,9 @@ from pyhudi.codec import avro_schemas
 from pyhudi.codec.schema import PARTITION_PATH, arrow_to_avro_json
 from pyhudi.codec.service_plans import clustering_group_from_avro, clustering_plan_to_avro
 from pyhudi.config import clustering as clustering_keys
+from pyhudi.config import index as index_keys
 from pyhudi.config.clustering import ClusteringConfig
-from pyhudi.exceptions import PendingServiceError, WriteConflictError
+from pyhudi.exceptions import PendingServiceError, UnsupportedOperationError, WriteConflictError
 from pyhudi.file_group.bulk_insert import PartitionBuffer
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -65,6 +67,7 @@ def schedule_clustering(
 ) -> Instant | None:
     with table_transaction(ctx, options):  # planned on a consistent view (OCC)
         ctx.reload()
+        _refuse_bucket_tables(ctx, options or {})
         plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
         if plan is None:
             return None
@@ -75,6 +78,23 @@ def schedule_clustering(
         requested = ctx.active.create_requested(time, Action.REPLACE_COMMIT, content)
     fault_point("clustering.after_requested")
     return requested
+
+
+def _refuse_bucket_tables(ctx: TableContext, options: Mapping[str, str]) -> None:
+    """Clustering would move records out of their buckets. A bucket table is known by the option,
+    or (a service run without the writers' options) by every file group being named by its bucket
+    (`<8-digit bucket>-...`: two or more random file ids all start with eight digits once in 2,000)."""
+    if index_keys.INDEX_TYPE.get(options) == "BUCKET":
+        raise UnsupportedOperationError(f"clustering {clustering_keys.BUCKET_REFUSAL}")
+    file_ids = [s.file_id for s in ctx.view().latest_file_slices()]
+    if len(file_ids) >= 2 and all(_BUCKET_FILE_ID.match(fid) for fid in file_ids):
+        raise UnsupportedOperationError(
+            f"clustering {clustering_keys.BUCKET_REFUSAL}; this table's file groups are all named "
+            "by bucket"
+        )
+
+
+_BUCKET_FILE_ID = re.compile(r"\d{8}-")
 
 
 def execute_clustering(
