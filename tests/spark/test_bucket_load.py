@@ -225,3 +225,22 @@ def test_the_data_source_refuses_bucket_writes_it_cannot_shuffle(
     with pytest.raises(Exception, match=r"hoodie.index.type=BUCKET.*pyhudi.write"):
         writer.save(path)
     assert not os.path.exists(path) or not os.listdir(path)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("operation", ["insert_overwrite", "insert_overwrite_table"])
+def test_an_overwrite_writes_bucket_file_groups(spark, tmp_path, table_type, operation):
+    """The overwritten partitions get one new file group per bucket. Before, an overwrite wrote
+    an unnamed file group: the next upsert, finding no bucket for those keys, wrote them again
+    (25 rows for 15 keys)."""
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type}
+    _write(spark, path, trips(0, 10, city="sf"), "upsert", options)
+    _write(spark, path, trips(5, 10, ts=2, city="sf"), operation, options)
+    _assert_one_file_group_per_bucket(spark, path)
+    _write(spark, path, trips(0, 15, ts=3, city="sf"), "upsert", options)
+    _assert_one_file_group_per_bucket(spark, path)
+    ours = rows(pyhudi.read(spark, path).toArrow(), columns=COLUMNS)
+    assert ours == rows(hudi_rs_table(path), columns=COLUMNS)
+    assert sorted(r["uuid"] for r in ours) == [f"id-{i:05d}" for i in range(15)]
+    assert {r["ts"] for r in ours} == {3}

@@ -75,7 +75,8 @@ def load_new_buckets(
 ) -> list[dict]:
     """Shuffle `records` (prepared, with key columns) by (partition path, bucket) — `bucket_of`
     maps the record key column to the bucket number — and write each bucket as one new base file.
-    No file group exists, so none can be under pending clustering."""
+    Every file group is new, so none can be under pending clustering (a load into a table
+    without buckets, or an insert_overwrite of partitions)."""
     columns = [c for c in records.columns if not c.startswith("__pyhudi_")]
     data = records.select(*columns, bucket_of(F.col(RECORD_KEY)).alias(BUCKET_COLUMN))
     result = _shuffled(job, data).mapInArrow(

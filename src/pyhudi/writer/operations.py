@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
@@ -112,23 +112,10 @@ def reject_updates_under_clustering(job: WriteJob, records: DataFrame, fid_colum
 def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     """Bucket index: every record goes to its bucket's file group; no index lookup, no small files."""
 
-    hash_field = index_keys.BUCKET_HASH_FIELD.get(job.cfg.options)
-    hash_fields = (
-        tuple(f.strip() for f in hash_field.split(","))
-        if hash_field
-        else job.cfg.keygen.record_key_fields
-    )
-    num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
-    complex_key = job.cfg.keygen.uses_complex_record_key
+    hash_fields, num_buckets, complex_key = _bucket_hashing(job)
     known = existing_buckets(job.ctx)
     if not known and job.cfg.operation in LOADS:
-        return Outcome(
-            load_new_buckets(
-                job,
-                records,
-                lambda key: bucket_id_column(key, num_buckets, hash_fields, complex_key),
-            )
-        )
+        return Outcome(load_new_buckets(job, records, _bucket_of(job)))
     routed = route_by_bucket(
         job.spark,
         job.ctx,
@@ -143,6 +130,24 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
     )
     reject_updates_under_clustering(job, routed, FID)
     return Outcome(_write_groups(job, routed))
+
+
+def _bucket_hashing(job: WriteJob) -> tuple[tuple[str, ...], int, bool]:
+    """(hash fields, number of buckets, complex key) of the bucket index."""
+    hash_field = index_keys.BUCKET_HASH_FIELD.get(job.cfg.options)
+    hash_fields = (
+        tuple(f.strip() for f in hash_field.split(","))
+        if hash_field
+        else job.cfg.keygen.record_key_fields
+    )
+    num_buckets = index_keys.BUCKET_NUM.get(job.cfg.options)
+    return hash_fields, num_buckets, job.cfg.keygen.uses_complex_record_key
+
+
+def _bucket_of(job: WriteJob) -> Callable[[Column], Column]:
+    """The bucket number of a record key column."""
+    hash_fields, num_buckets, complex_key = _bucket_hashing(job)
+    return lambda key: bucket_id_column(key, num_buckets, hash_fields, complex_key)
 
 
 def _uses_buckets(job: WriteJob) -> bool:
@@ -296,13 +301,19 @@ def insert_overwrite(job: WriteJob, *, whole_table: bool) -> Outcome:
     records = job.records.filter(~F.col(DELETE))
     if job.cfg.combine_before_write:
         records = deduplicate(records, job.cfg)
-    records = checkpointed(records)
-    try:
-        partitions = _incoming_partitions(records)
-        assigned = _assign_inserts(job, records, small_files=False)
-        stats = _write_groups(job, assigned)
-    finally:
-        release(records)
+    if _uses_buckets(job):
+        # The overwritten partitions get new file groups named by bucket, as a bucket load makes:
+        # a file group without a bucket name would leave its keys where no upsert looks.
+        stats = load_new_buckets(job, records, _bucket_of(job))
+        partitions = sorted({row["partition_path"] or "" for row in stats})
+    else:
+        records = checkpointed(records)
+        try:
+            partitions = _incoming_partitions(records)
+            assigned = _assign_inserts(job, records, small_files=False)
+            stats = _write_groups(job, assigned)
+        finally:
+            release(records)
     targets = job.ctx.view().partition_paths() if whole_table else partitions
     return Outcome(stats, _file_groups_of(job.ctx, targets))
 
