@@ -16,7 +16,7 @@ from tests.helpers.trees import tree_bytes
 
 import pyhudi
 from pyhudi.codec.file_names import new_bucket_file_id
-from pyhudi.exceptions import InvalidRecordError
+from pyhudi.exceptions import ConfigError, InvalidRecordError
 from pyhudi.index.bucket import bucket_ids
 from pyhudi.writer import bucket_load
 
@@ -244,3 +244,18 @@ def test_an_overwrite_writes_bucket_file_groups(spark, tmp_path, table_type, ope
     assert ours == rows(hudi_rs_table(path), columns=COLUMNS)
     assert sorted(r["uuid"] for r in ours) == [f"id-{i:05d}" for i in range(15)]
     assert {r["ts"] for r in ours} == {3}
+
+
+def test_fewer_buckets_than_the_table_has_is_refused(spark, tmp_path):
+    """Keys would be hashed into other buckets than the ones holding them."""
+    path = str(tmp_path / "t")
+    options = {**OPTIONS, **MOR}
+    _write(spark, path, trips(0, 40, city="sf"), "upsert", options)
+    before = tree_bytes(path)
+    fewer = {**options, "hoodie.bucket.index.num.buckets": "2"}
+    with pytest.raises(ConfigError, match=r"num.buckets=2, but the table has bucket 3"):
+        _write(spark, path, trips(0, 5, ts=2, city="sf"), "upsert", fewer)
+    writer = df_of(spark, trips(0, 5, ts=2, city="sf")).write.format("hudi").options(**fewer)
+    with pytest.raises(Exception, match=r"num.buckets=2, but the table has bucket 3"):
+        writer.option("hoodie.datasource.write.operation", "upsert").mode("append").save(path)
+    assert tree_bytes(path) == before

@@ -10,7 +10,7 @@ A bucket's file id is a UUID whose first 8 characters are the zero-padded bucket
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +18,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.exceptions import ConfigError
 from pyhudi.spark_env import rows_frame
 
 _TWO_32 = 1 << 32
@@ -112,6 +113,20 @@ def existing_buckets(ctx, partitions=None) -> dict[tuple[str, int], tuple[str, s
             base = file_slice.base_file.file_name if file_slice.base_file else None
             found[(file_slice.partition_path, bucket)] = (file_slice.file_id, base)
     return found
+
+
+def check_bucket_count(known: Mapping[tuple[str, int], object], num_buckets: int) -> None:
+    """A table's buckets are fixed: a file group of a bucket beyond `num_buckets` means the option
+    is smaller than the table's count, and keys would be hashed into other buckets than those
+    that hold them (their next upsert would write them again)."""
+    beyond = sorted((bucket, partition) for partition, bucket in known if bucket >= num_buckets)
+    if beyond:
+        bucket, partition = beyond[-1]
+        raise ConfigError(
+            f"hoodie.bucket.index.num.buckets={num_buckets}, but the table has bucket {bucket} "
+            f"(partition {partition!r}): the number of buckets of a table cannot change; write "
+            "with the number the table was created with"
+        )
 
 
 def route_by_bucket(

@@ -140,7 +140,11 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         self.spec = task_spec(
             ctx, cfg, data_schema, self.instant_time, inflight=self.transaction.instant
         )
-        self.buckets = _bucket_plan(ctx, cfg, self.spec) if uses_bucket_writes(cfg) else None
+        try:
+            self.buckets = _bucket_plan(ctx, cfg, self.spec) if uses_bucket_writes(cfg) else None
+        except BaseException:  # e.g. a bucket count the table does not have: nothing written
+            self.transaction.abort()
+            raise
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         if self.bootstrapped:
@@ -230,7 +234,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
 
 
 def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # type: ignore[no-untyped-def]
-    from pyhudi.index.bucket import existing_buckets
+    from pyhudi.index.bucket import check_bucket_count, existing_buckets
     from pyhudi.writer.mor import slice_states
 
     if cfg.keygen.uses_complex_record_key:
@@ -238,9 +242,11 @@ def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # ty
             "bucket writes through df.write.format('hudi') take simple record keys; use pyhudi.write"
         )
     block_format = wkeys.LOG_DATA_BLOCK_FORMAT.get(cfg.options)
+    known = existing_buckets(ctx)
+    check_bucket_count(known, ikeys.BUCKET_NUM.get(cfg.options))
     return BucketPlan(
         num_buckets=ikeys.BUCKET_NUM.get(cfg.options),
-        file_ids={key: fid for key, (fid, _) in existing_buckets(ctx).items()},
+        file_ids={key: fid for key, (fid, _) in known.items()},
         states=slice_states(ctx),
         log_spec=LogSpec(
             avro_json(spec.file_schema, cfg.table_name, with_meta_fields=True), block_format

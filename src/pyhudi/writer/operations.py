@@ -18,7 +18,12 @@ from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.merge import MergeSpec, file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
-from pyhudi.index.bucket import bucket_id_column, existing_buckets, route_by_bucket
+from pyhudi.index.bucket import (
+    bucket_id_column,
+    check_bucket_count,
+    existing_buckets,
+    route_by_bucket,
+)
 from pyhudi.index.driver_lookup import driver_lookup_files
 from pyhudi.index.locate import tag_locations, with_located
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
@@ -114,6 +119,7 @@ def _bucket_routed(job: WriteJob, records: DataFrame) -> Outcome:
 
     hash_fields, num_buckets, complex_key = _bucket_hashing(job)
     known = existing_buckets(job.ctx)
+    check_bucket_count(known, num_buckets)
     if not known and job.cfg.operation in LOADS:
         return Outcome(load_new_buckets(job, records, _bucket_of(job)))
     routed = route_by_bucket(
