@@ -251,3 +251,51 @@ def test_copy_on_write_stage_is_sized_by_the_slices_its_records_can_reach(spark,
     global_index = {**options, "hoodie.index.type": "GLOBAL_SIMPLE"}
     job.cfg = resolve_write_config(global_index, None)
     assert rewritable_groups(job) == 10  # records may move to any partition
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("operation", ["insert", "upsert"])
+def test_drop_duplicates_keeps_the_stored_records(spark, tmp_path, operation, table_type):
+    """`hoodie.datasource.write.insert.drop.duplicates`: incoming records whose key the table holds
+    are dropped, on inserts and upserts as in Hudi 0.14 (an upsert used to overwrite them)."""
+    path = str(tmp_path / "t")
+    options = {**trips_options(), "hoodie.datasource.write.table.type": table_type}
+    pyhudi.write(
+        df_of(spark, trips(0, 5, city="sf")),
+        path,
+        {**options, "hoodie.datasource.write.operation": "insert"},
+    )
+    drop = {
+        **options,
+        "hoodie.datasource.write.operation": operation,
+        "hoodie.datasource.write.insert.drop.duplicates": "true",
+    }
+    pyhudi.write(df_of(spark, trips(3, 4, ts=9, city="sf")), path, drop)
+    expected = [(f"id-{i:05d}", 1) for i in range(5)] + [(f"id-{i:05d}", 9) for i in (5, 6)]
+    assert sorted((r.uuid, r.ts) for r in pyhudi.read(spark, path).collect()) == expected
+    table = hudi_rs_table(path)
+    assert sorted(zip(table.column("uuid").to_pylist(), table.column("ts").to_pylist())) == expected
+    if operation == "insert":  # the data source cannot look keys up inside its write: refused
+        writer = df_of(spark, trips(3, 4, ts=9, city="sf")).write.format("hudi").options(**drop)
+        with pytest.raises(Exception, match=r"drop\.duplicates=true needs an index lookup"):
+            writer.mode("append").save(path)
+        assert sorted((r.uuid, r.ts) for r in pyhudi.read(spark, path).collect()) == expected
+
+
+@pytest.mark.parametrize(
+    ("operation", "extra", "refusal"),
+    [
+        ("bulk_insert", {}, "with bulk_insert is not supported"),
+        ("insert", {"hoodie.index.type": "BUCKET"}, "with hoodie.index.type=BUCKET"),
+        ("upsert", {"hoodie.index.type": "BUCKET"}, "with hoodie.index.type=BUCKET"),
+    ],
+)
+def test_drop_duplicates_where_it_cannot_look_keys_up_is_refused(operation, extra, refusal):
+    options = {
+        **trips_options(),
+        **extra,
+        "hoodie.datasource.write.operation": operation,
+        "hoodie.datasource.write.insert.drop.duplicates": "true",
+    }
+    with pytest.raises(pyhudi.UnsupportedOperationError, match=refusal):
+        resolve_write_config(options, None)

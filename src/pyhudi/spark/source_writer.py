@@ -73,6 +73,12 @@ def sql_insert_options(options: dict[str, str]) -> dict[str, str]:
 
 
 def check_data_source_operation(cfg: WriteConfig) -> None:
+    if cfg.drop_duplicates and cfg.operation is WriteOperationType.INSERT:
+        raise UnsupportedOperationError(
+            f"{wkeys.INSERT_DROP_DUPLICATES.key}=true needs an index lookup (a Spark join), which "
+            "Spark's Python Data Source API cannot run inside a write; use pyhudi.write(df, path, "
+            "options) with the same options"
+        )
     if uses_bucket_writes(cfg):
         return
     if cfg.index_type == "BUCKET":

@@ -149,6 +149,8 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         raise UnsupportedOperationError(
             f"{write_keys.DROP_PARTITION_COLUMNS.key}=true is not supported (hudi-rs and other readers refuse it)"
         )
+    if write_keys.INSERT_DROP_DUPLICATES.get(o):
+        _check_drop_duplicates(operation, index_keys.INDEX_TYPE.get(o))
     clustering = clustering_keys.enabled_service_keys(o)
     if index_keys.INDEX_TYPE.get(o) == "BUCKET" and clustering:
         raise UnsupportedOperationError(
@@ -279,3 +281,22 @@ def _normalise(option: object, value: str) -> str:
 
 def _bool(value: bool) -> str:
     return "true" if value else "false"
+
+
+def _check_drop_duplicates(operation: WriteOperationType, index_type: str) -> None:
+    """`hoodie.datasource.write.insert.drop.duplicates` drops the incoming records whose key the
+    table holds (inserts and upserts). A `bulk_insert` refuses it, as Hudi's row writer does;
+    the bucket index routes keys without looking them up, so it has nothing to drop them by."""
+    key = write_keys.INSERT_DROP_DUPLICATES.key
+    if operation is WriteOperationType.BULK_INSERT:
+        raise UnsupportedOperationError(
+            f"{key}=true with bulk_insert is not supported (as in Hudi's row writer); use insert"
+        )
+    if index_type == "BUCKET" and operation in (
+        WriteOperationType.INSERT,
+        WriteOperationType.UPSERT,
+    ):
+        raise UnsupportedOperationError(
+            f"{key}=true with hoodie.index.type=BUCKET is not supported: the bucket index does not "
+            "look keys up, so it cannot tell which incoming keys the table holds"
+        )
