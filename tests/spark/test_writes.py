@@ -257,7 +257,8 @@ def test_copy_on_write_stage_is_sized_by_the_slices_its_records_can_reach(spark,
 @pytest.mark.parametrize("operation", ["insert", "upsert"])
 def test_drop_duplicates_keeps_the_stored_records(spark, tmp_path, operation, table_type):
     """`hoodie.datasource.write.insert.drop.duplicates`: incoming records whose key the table holds
-    are dropped, on inserts and upserts as in Hudi 0.14 (an upsert used to overwrite them)."""
+    are dropped, on inserts and upserts as in Hudi 0.14, which commits such an upsert as an insert
+    (an upsert used to overwrite them)."""
     path = str(tmp_path / "t")
     options = {**trips_options(), "hoodie.datasource.write.table.type": table_type}
     pyhudi.write(
@@ -273,6 +274,9 @@ def test_drop_duplicates_keeps_the_stored_records(spark, tmp_path, operation, ta
     pyhudi.write(df_of(spark, trips(3, 4, ts=9, city="sf")), path, drop)
     expected = [(f"id-{i:05d}", 1) for i in range(5)] + [(f"id-{i:05d}", 9) for i in (5, 6)]
     assert sorted((r.uuid, r.ts) for r in pyhudi.read(spark, path).collect()) == expected
+    ctx = TableContext.open(path)
+    last = ctx.active.commit_metadata(ctx.active.timeline.commits().last)
+    assert last.operation_type.value == "INSERT"
     table = hudi_rs_table(path)
     assert sorted(zip(table.column("uuid").to_pylist(), table.column("ts").to_pylist())) == expected
     if operation == "insert":  # the data source cannot look keys up inside its write: refused

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +19,8 @@ from pyhudi.model.enums import TableType, WriteOperationType
 from pyhudi.table.config import TableConfig
 from pyhudi.table.payload import MergeMode, merge_mode_of
 from pyhudi.table.write_defaults import with_table_defaults
+
+log = logging.getLogger(__name__)
 
 _OPERATION_TYPES = {
     "upsert": WriteOperationType.UPSERT,
@@ -139,6 +142,15 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         _check_against_table(o, table)
         o = with_table_defaults(o, table)
     operation = _OPERATION_TYPES[write_keys.OPERATION.get(o)]
+    if write_keys.INSERT_DROP_DUPLICATES.get(o) and operation is WriteOperationType.UPSERT:
+        # Hudi 0.14 (HoodieSparkSqlWriter): an upsert that drops the records whose key the table
+        # holds is an insert of the others, committed as one.
+        log.warning(
+            "upsert is not applicable with %s=true: the write is an insert",
+            write_keys.INSERT_DROP_DUPLICATES.key,
+        )
+        operation = WriteOperationType.INSERT
+        o = {**o, write_keys.OPERATION.key: "insert"}
     table_type = TableType(write_keys.TABLE_TYPE.get(o))
     table_name = write_keys.TABLE_NAME.get(o) or (table.name if table else None)
     if not table_name:

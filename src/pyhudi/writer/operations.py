@@ -206,10 +206,6 @@ def counts_before_instant(cfg: WriteConfig) -> bool:
 
 
 def upsert(job: WriteJob) -> Outcome:
-    if job.cfg.drop_duplicates:
-        # Hudi 0.14 drops the incoming records whose key the table holds before any operation
-        # but the overwrites: what is left of an upsert is an insert of the new keys.
-        return insert(job)
     records = job.records
     if _uses_buckets(job):
         return _bucket_routed(job, records)  # pre-combining happens in the file-group tasks
