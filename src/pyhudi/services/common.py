@@ -145,7 +145,12 @@ def begin_execution(
     fault_point(f"{service_name(inflight)}.after_inflight")
     try:
         cfg = resolve_write_config(
-            {**(options or {}), "hoodie.datasource.write.operation": "upsert"}, ctx.config
+            {
+                **(options or {}),
+                "hoodie.datasource.write.operation": "upsert",
+                "hoodie.datasource.write.insert.drop.duplicates": "false",  # the writers' option
+            },
+            ctx.config,
         )
         schema = table_arrow_schema(ctx) or pa.schema([])
         return Execution(
