@@ -141,6 +141,6 @@ def enabled_service_keys(options: Mapping[str, str]) -> list[str]:
 BUCKET_REFUSAL = (
     "is not supported on a table with the simple bucket index (hoodie.index.type=BUCKET): it "
     "rewrites file groups into new ones, so records would leave their buckets' file groups and the "
-    "next upsert would write their keys again (Hudi clusters only the consistent-hashing bucket "
-    "engine's tables)"
+    "next upsert would write their keys again (Hudi's Flink writer refuses it too; its "
+    "consistent-hashing bucket engine has a clustering of its own)"
 )
