@@ -60,7 +60,11 @@ class TableContext:
 
     @classmethod
     def exists(cls, uri: str) -> bool:
-        storage, base_path = Storage.for_uri(uri)
+        return cls.exists_at(*Storage.for_uri(uri))
+
+    @staticmethod
+    def exists_at(storage: Storage, base_path: str) -> bool:
+        """A table lives at `base_path`: its properties (or their backup) are there."""
         meta = posixpath.join(base_path, META_FOLDER)
         return storage.exists(posixpath.join(meta, PROPERTIES_FILE)) or storage.exists(
             posixpath.join(meta, PROPERTIES_BACKUP)

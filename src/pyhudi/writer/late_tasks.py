@@ -29,7 +29,7 @@ from pyhudi.exceptions import CommitConflictError
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import REFUSED
 from pyhudi.model.instant import Instant, State
-from pyhudi.table.context import PROPERTIES_BACKUP, PROPERTIES_FILE, TableContext
+from pyhudi.table.context import TableContext
 from pyhudi.table.layout import TEMP_FOLDER, marker_folder, remove_partition_left_empty
 from pyhudi.timeline import META_FOLDER
 from pyhudi.writer.transaction import undo_if_aborted
@@ -84,7 +84,7 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
     if spec.storage.exists(spec.inflight_file):
         _undo_if_committed_without(spec, instant, written)
         return
-    if not _table_exists(spec):
+    if not TableContext.exists_at(spec.storage, spec.base_path):
         _undo_in_removed_table(spec, instant, written)
         raise CommitConflictError(
             f"write {instant.time} was aborted and its new table removed while this task ran; "
@@ -95,14 +95,6 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
         raise CommitConflictError(
             f"write {instant.time} was aborted while this task ran; its files were removed"
         )
-
-
-def _table_exists(spec: WriteTaskSpec) -> bool:
-    meta = posixpath.join(spec.base_path, META_FOLDER)
-    return any(
-        spec.storage.exists(posixpath.join(meta, name))
-        for name in (PROPERTIES_FILE, PROPERTIES_BACKUP)
-    )
 
 
 def _undo_in_removed_table(spec: WriteTaskSpec, instant: Instant, written: list[str]) -> None:

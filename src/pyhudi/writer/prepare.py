@@ -7,6 +7,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pyhudi.codec.arrow_compute import field_values
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import InvalidRecordError, SchemaMismatchError
 from pyhudi.file_group.control_columns import DELETE
@@ -125,12 +126,9 @@ def check_ordering_values(table: pa.Table, keys: pa.Array, cfg: WriteConfig) -> 
     field = checked_ordering_field(cfg, table.column_names)
     if field is None:
         return
-    top, *nested = field.split(".")
-    values = table.column(top)
-    for name in nested:  # a null parent struct makes the nested value null, as in Hudi
-        if not pa.types.is_struct(values.type) or values.type.get_field_index(name) < 0:
-            return  # not a field of this batch: the schema checks name it
-        values = pc.struct_field(values, name)
+    values = field_values(table, field)  # `a.b`: null where struct `a` is null, as in Hudi
+    if values is None:  # not a field of this batch: the schema checks name it
+        return
     nulls = pc.indices_nonzero(pc.is_null(values))
     if len(nulls):
         key = keys[nulls[0].as_py()].as_py()
