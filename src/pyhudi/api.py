@@ -10,6 +10,7 @@ import pyarrow as pa
 from pyhudi.codec.schema import with_meta_fields as add_meta
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.config.clean import CleanConfig
+from pyhudi.config.unknown import check_service_options
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.file import FileGroup, FileSlice
@@ -258,14 +259,14 @@ class HudiTable:
 
     def clean(self, options: Mapping[str, str] | None = None) -> CleanResult | None:
         """Run the cleaner now (Hudi's clean options); returns what it deleted, or None."""
-
+        check_service_options(options)
         return run_clean(
             self._ctx.reload(), CleanConfig.from_options(options or {}), lock_options=options
         )
 
     def archive(self, options: Mapping[str, str] | None = None) -> ArchiveResult:
         """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""
-
+        check_service_options(options)
         return archive(
             self._ctx.reload(), ArchivalConfig.from_options(options or {}), lock_options=options
         )

@@ -7,6 +7,7 @@ import json
 
 from pyhudi.cli.format import table
 from pyhudi.config.archival import ArchivalConfig
+from pyhudi.config.unknown import check_service_options
 from pyhudi.exceptions import ConfigError
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.services.archival.execute import archive
@@ -22,6 +23,7 @@ def _options(values: list[str] | None) -> dict[str, str]:
             raise ConfigError(f"--option takes key=value, got {item!r}")
         key, value = item.split("=", 1)
         options[key.strip()] = value.strip()
+    check_service_options(options)  # a misspelt -o key is an error, as in HudiTable's methods
     return options
 
 

@@ -21,6 +21,7 @@ from pyhudi.config import archival as archival_keys
 from pyhudi.config import clean as clean_keys
 from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import compaction as compaction_keys
+from pyhudi.config import write as write_keys
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.config.clean import CleanConfig
 from pyhudi.model.results import CommitResult
@@ -47,7 +48,7 @@ from pyhudi.writer.config import WriteConfig
 log = logging.getLogger(__name__)
 #: Set by streaming writes: "true" executes scheduled services in the background, "false" (a bounded
 #: stream) only schedules them, for one synchronous run at the end. Batch writes leave it unset.
-ASYNC_CONTEXT_KEY = "pyhudi.services.async"
+ASYNC_CONTEXT_KEY = write_keys.SERVICES_ASYNC_CONTEXT
 
 
 def run_inline_services(

@@ -16,6 +16,7 @@ from pyhudi.config import (
     sql,
     sync,
     table,
+    unknown,
     write,
 )
 from pyhudi.config.options import REGISTRY, ConfigOption, all_options
@@ -39,5 +40,6 @@ __all__ = [
     "sql",
     "sync",
     "table",
+    "unknown",
     "write",
 ]

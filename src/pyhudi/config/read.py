@@ -11,6 +11,14 @@ QUERY_TYPE = choice(
     "What the read returns.",
     upper=False,
 )
+INCREMENTAL_FORMAT = choice(
+    "hoodie.datasource.query.incremental.format",
+    "latest_state",
+    ("latest_state", "cdc"),
+    "Incremental rows: the latest state of changed records; `cdc` (change data capture) is not "
+    "supported (a ConfigError).",
+    upper=False,
+)
 AS_OF_INSTANT = string(
     "as.of.instant",
     None,

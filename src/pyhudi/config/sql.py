@@ -29,5 +29,7 @@ INSERT_INTO_OPERATION = choice(
     "Write operation of Spark SQL `INSERT INTO` (Hudi's default since 0.14: insert).",
     upper=False,
 )
+#: Options Spark adds for a catalog table (besides `path`), never Hudi options.
+CATALOG_KEYS = ("location", "provider", "owner", "external", "comment", "is_managed_location")
 #: Prefix of the keys that carry Hudi options (table properties, data source options).
 HOODIE_PREFIX = "hoodie."

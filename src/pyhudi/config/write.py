@@ -18,6 +18,14 @@ METADATA_ENABLE = _metadata.METADATA_ENABLE
 #: Time zone of the instants of tables pyhudi creates, unless the option is given (Hudi: LOCAL).
 NEW_TABLE_TIMEZONE = "UTC"
 
+#: The table version pyhudi writes (Hudi 0.14/0.15); other versions are read only.
+WRITTEN_TABLE_VERSION = 6
+WRITE_TABLE_VERSION = integer(
+    "hoodie.write.table.version",
+    WRITTEN_TABLE_VERSION,
+    "Table version to write: pyhudi writes 6 only (any other value is a ConfigError).",
+)
+
 OPERATIONS = (
     "upsert",
     "insert",
@@ -144,6 +152,11 @@ STREAMING_BATCH_ID_KEY = string(
     "pyhudi.streaming.batch.id",
     "extraMetadata key of the micro-batch id recorded by streaming writes.",
 )
+
+#: Internal key set by streaming writes on each micro-batch's options: "true" executes scheduled
+#: services in the background, "false" (a bounded stream) only schedules them. Batch writes leave it
+#: unset; not a user option.
+SERVICES_ASYNC_CONTEXT = "pyhudi.services.async"
 
 # ---- file sizing (HoodieStorageConfig / HoodieCompactionConfig) ----
 PARQUET_MAX_FILE_SIZE = integer(

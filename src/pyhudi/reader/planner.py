@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.config import read as rkeys
+from pyhudi.config.unknown import check_read_options
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata import read_view
@@ -64,6 +65,7 @@ def plan_read(
     filters: Sequence[PartitionFilter] = (),
 ) -> ReadPlan:
     opts = dict(options or {})
+    check_read_options(opts)  # misspelt keys, CDC queries, ...: never ignored silently
     if rkeys.READ_PATHS.is_set(opts):
         raise UnsupportedOperationError(
             f"{rkeys.READ_PATHS.key} is not supported: read the table's base path"

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyhudi.config.unknown import check_service_options
 from pyhudi.model.instant import Instant
 from pyhudi.services.clustering.execute import (
     execute_clustering,
@@ -39,7 +40,7 @@ class CompactionService:
         self, options: Mapping[str, str] | None = None, *, force: bool = True
     ) -> Instant | None:
         """Write a compaction plan now (`force=False`: only when the configured trigger fires)."""
-
+        check_service_options(options)
         return schedule_compaction(self.ctx, options, force=force)
 
     def run(
@@ -50,7 +51,7 @@ class CompactionService:
         instant: str | None = None,
     ) -> list[ServiceOutcome]:
         """Execute one pending plan (`instant`) or all of them, scheduling one first if none is pending."""
-
+        check_service_options(options)
         if instant is not None:
             return [execute_compaction(spark, self.ctx, instant, options)]
         return run_compaction(
@@ -73,7 +74,7 @@ class ClusteringService:
     ctx: TableContext
 
     def schedule(self, options: Mapping[str, str] | None = None) -> Instant | None:
-
+        check_service_options(options)
         return schedule_clustering(self.ctx, options)
 
     def run(
@@ -83,7 +84,7 @@ class ClusteringService:
         *,
         instant: str | None = None,
     ) -> list[ServiceOutcome]:
-
+        check_service_options(options)
         if instant is not None:
             return [execute_clustering(spark, self.ctx, instant, options)]
         return run_clustering(spark, self.ctx, options, schedule=not pending_clusterings(self.ctx))

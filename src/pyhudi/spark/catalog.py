@@ -24,8 +24,6 @@ from pyhudi.exceptions import ConfigError
 
 #: Column metadata key holding the binding of a catalog table.
 BINDING_METADATA_KEY = "pyhudi.catalog.binding"
-#: Options Spark adds for a catalog table (besides `path`), never Hudi options.
-_CATALOG_KEYS = ("location", "provider", "owner", "external", "comment", "is_managed_location")
 _SQL_KEYS = {name.lower(): key for name, key in sqlkeys.SQL_PROPERTY_KEYS.items()}
 _HOODIE_KEYS = {key.lower(): key for key in REGISTRY}
 
@@ -57,7 +55,7 @@ def binding_from_properties(path: str, options: Mapping[str, str]) -> CatalogBin
     for raw_key, raw_value in options.items():
         key, value = str(raw_key), str(raw_value)
         lower = key.lower()
-        if lower in _CATALOG_KEYS or lower == "path" or lower.startswith("option."):
+        if lower in sqlkeys.CATALOG_KEYS or lower == "path" or lower.startswith("option."):
             continue
         if lower in _SQL_KEYS:
             hudi[_SQL_KEYS[lower]] = _sql_value(lower, value)

@@ -23,6 +23,7 @@ from pyhudi.client.post_commit import ASYNC_CONTEXT_KEY
 from pyhudi.client.standalone import run_pending_services
 from pyhudi.client.write_client import write
 from pyhudi.config import clustering as clkeys
+from pyhudi.config.unknown import check_write_options
 from pyhudi.exceptions import HudiError
 from pyhudi.services.runner import runner_for
 from pyhudi.spark.sync import sync_enabled, sync_to_catalog
@@ -107,6 +108,7 @@ def stream_write(
     )
     bounded = bool(trigger and (trigger.get("availableNow") or trigger.get("once")))
     base = {str(k): str(v) for k, v in options.items()}
+    check_write_options(base)  # before the query starts, not inside its first micro-batch
     base.setdefault(
         clkeys.UPDATES_STRATEGY.key, _ALLOW_UPDATES
     )  # async clustering must not stop ingestion

@@ -143,9 +143,9 @@ def test_every_option_has_a_doc_sentence():
     assert all(option.doc.strip() for _, option in declared_options())
 
 
-def test_every_option_key_is_a_hoodie_or_known_datasource_key():
+def test_every_option_key_is_a_hoodie_pyhudi_or_known_datasource_key():
     for option in all_options():
-        assert option.key.startswith(("hoodie.", "as.of.instant")), option.key
+        assert option.key.startswith(("hoodie.", "pyhudi.", "as.of.instant")), option.key
 
 
 def test_choice_defaults_are_among_their_choices():
