@@ -119,9 +119,11 @@ def test_single_writer_fails_fast_on_a_live_writer_and_loses_nothing(spark, tmp_
     _create(spark, path, options)
     live = held_write(spark, path, trips(0, 6, ts=2, fare=2.0), options)
     before = _timeline(path)
+    waiting = {**options, "pyhudi.write.wait.for.active.writer.ms": "200"}  # default: 2 min
     with pytest.raises(pyhudi.WriteConflictError) as err:
-        pyhudi.write(df_of(spark, trips(300, 5)), path, options)
+        pyhudi.write(df_of(spark, trips(300, 5)), path, waiting)
     assert live.transaction.instant_time in str(err.value)
+    assert f"pid {os.getpid()}" in str(err.value)  # the live owner: this process
     assert "hoodie.write.concurrency.mode=optimistic_concurrency_control" in str(err.value)
     assert _timeline(path) == before
     live.commit()

@@ -47,6 +47,16 @@ HEARTBEAT_TOLERABLE_MISSES = integer(
     "Missed heartbeats after which a pending write counts as failed: EAGER rollback skips it "
     "until then, LAZY cleaning rolls it back after.",
 )
+WAIT_FOR_ACTIVE_WRITER_MS = integer(
+    "pyhudi.write.wait.for.active.writer.ms",
+    None,
+    "Single-writer mode: how long a write (or a compaction/clustering execution) waits for a "
+    "pending one whose heartbeat is fresh and whose writer may be alive (on another host, a "
+    "writer that records no owner such as Apache Hudi, or a live process) to finish or its "
+    "heartbeat to expire, then rolls that write back; past the wait it fails with "
+    "WriteConflictError (0: at once). Default: the heartbeat expiry (interval x tolerable "
+    "misses). A pending write whose process died on this machine is rolled back without waiting.",
+)
 
 IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
@@ -143,3 +153,9 @@ def heartbeat_interval_ms(options: Mapping[str, str]) -> int:
 def heartbeat_expiry_ms(options: Mapping[str, str]) -> int:
     """A heartbeat older than this means its writer is gone (interval x tolerable misses)."""
     return HEARTBEAT_INTERVAL_MS.get(options) * HEARTBEAT_TOLERABLE_MISSES.get(options)
+
+
+def wait_for_active_writer_ms(options: Mapping[str, str]) -> int:
+    """How long a single writer waits for a live-looking one (default: the heartbeat expiry)."""
+    wait_ms = WAIT_FOR_ACTIVE_WRITER_MS.get(options)
+    return heartbeat_expiry_ms(options) if wait_ms is None else max(0, wait_ms)

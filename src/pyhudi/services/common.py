@@ -23,7 +23,9 @@ from pyhudi.model.instant import Action, Instant, State
 from pyhudi.spark_env import scheduler_pool
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
-from pyhudi.table.heartbeat import Heartbeat, is_heartbeat_expired
+from pyhudi.table.guard import await_heartbeats
+from pyhudi.table.heartbeat import Heartbeat, dead_owner, writer_is_live
+from pyhudi.table.lock import is_multi_writer
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 from pyhudi.writer.pipeline import task_spec
@@ -164,13 +166,54 @@ def begin_execution(
 def _refuse_running_elsewhere(
     ctx: TableContext, pending: Instant, settings: Mapping[str, str]
 ) -> None:
+    """An inflight plan is reset and run again when its run crashed: its heartbeat expired, or
+    its owner provably died on this machine (at once). Otherwise, in single-writer mode, wait
+    up to `pyhudi.write.wait.for.active.writer.ms` for one of these (not for a run of this
+    process); then it is a `WriteConflictError`."""
     if pending.state is not State.INFLIGHT:
         return
-    if is_heartbeat_expired(ctx, pending.time, concurrency.heartbeat_expiry_ms(settings)):
+    reason = dead_owner(ctx, pending.time)
+    if reason is not None:
+        log.warning(
+            "%s: resetting %s %s at once: its run, %s",
+            ctx.uri,
+            service_name(pending),
+            pending.time,
+            reason,
+        )
+        return
+    with _executions_lock:
+        ours = (ctx.uri, pending.time) in _executions
+    expiry_ms = concurrency.heartbeat_expiry_ms(settings)
+    if ours or is_multi_writer(settings):
+        running = writer_is_live(ctx, pending.time, expiry_ms)
+    else:
+        running = _wait_for_run_elsewhere(ctx, pending, settings, expiry_ms)
+    if not running:
         return  # a crashed or interrupted run (or one without heartbeats): reset and run again
     raise WriteConflictError(
         f"{service_name(pending)} {pending.time} is being executed by another process (its "
         f"heartbeat .hoodie/.heartbeat/{pending.time} is fresh); it completes there. A crashed "
         f"run's plan can be executed again once its heartbeat expired "
-        f"({concurrency.HEARTBEAT_INTERVAL_MS.key} x {concurrency.HEARTBEAT_TOLERABLE_MISSES.key})"
+        f"({concurrency.HEARTBEAT_INTERVAL_MS.key} x {concurrency.HEARTBEAT_TOLERABLE_MISSES.key}), "
+        "or at once when its process died on this machine"
     )
+
+
+def _wait_for_run_elsewhere(
+    ctx: TableContext, pending: Instant, settings: Mapping[str, str], expiry_ms: int
+) -> bool:
+    """Whether the run elsewhere still looks live after the wait; one that finished meanwhile
+    (its heartbeat is deleted on commit) must not be reset."""
+
+    def live() -> list[Instant]:
+        return [pending] if writer_is_live(ctx, pending.time, expiry_ms) else []
+
+    running = bool(await_heartbeats(ctx, settings, live))
+    ctx.active.reload()
+    if not running and ctx.active.timeline.state_of(pending.time) is not State.INFLIGHT:
+        raise WriteConflictError(
+            f"{service_name(pending)} {pending.time} was finished by another process while this "
+            "one waited for it"
+        )
+    return running

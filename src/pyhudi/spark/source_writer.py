@@ -138,8 +138,14 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 tkeys.CREATE_SCHEMA.key: arrow_to_avro_json(data_schema, cfg.table_name),
             },
         )
+        # Spark runs this in a planning Python worker that it may stop (idle) while the write
+        # runs: the heartbeat (beaten there) must not name that worker as the write's owner.
         self.transaction = WriteTransaction(
-            ctx, action_for(cfg), cfg.operation, options=dict(cfg.options)
+            ctx,
+            action_for(cfg),
+            cfg.operation,
+            options=dict(cfg.options),
+            heartbeat_names_owner=False,
         )
         self.instant_time = self.transaction.begin()
         self.cfg, self.data_schema = cfg, data_schema

@@ -1,6 +1,11 @@
 """Writer heartbeats (`.hoodie/.heartbeat/<instant>`): a running write refreshes its file's
 modification time, so that a cleaner with `hoodie.cleaner.policy.failed.writes=LAZY` can tell a live
-write from a failed one (Hudi's `HoodieHeartbeatClient`)."""
+write from a failed one (Hudi's `HoodieHeartbeatClient`).
+
+Hudi writes the file empty and reads only its modification time; pyhudi writes its owner into it
+(`codec.heartbeat`: host, process id, process start time), so that the next writer on the same
+machine can roll back a write whose process died at once (`writer_is_live`) instead of after the
+heartbeat expired. An empty file (Hudi's) has an unknown owner."""
 
 from __future__ import annotations
 
@@ -11,7 +16,9 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pyhudi.codec.heartbeat import HeartbeatOwner, decode_owner, encode_owner
 from pyhudi.table.context import TableContext
+from pyhudi.table.process_owner import this_process, why_owner_is_dead
 
 HEARTBEAT_FOLDER = ".heartbeat"
 DEFAULT_INTERVAL_S = 60.0
@@ -37,11 +44,34 @@ def last_beat_ms(ctx: TableContext, instant_time: str) -> int | None:
     return None if status is None or status.mtime_ns is None else status.mtime_ns // 1_000_000
 
 
+def read_owner(ctx: TableContext, instant_time: str) -> HeartbeatOwner | None:
+    """The process that keeps the heartbeat of `instant_time`, None if unknown or no heartbeat."""
+    try:
+        return decode_owner(ctx.storage.read_bytes(heartbeat_path(ctx, instant_time)))
+    except FileNotFoundError:
+        return None
+
+
+def dead_owner(ctx: TableContext, instant_time: str) -> str | None:
+    """Why the owner of the heartbeat of `instant_time` has provably died, or None."""
+    return why_owner_is_dead(read_owner(ctx, instant_time))
+
+
+def writer_is_live(ctx: TableContext, instant_time: str, expiry_ms: int) -> bool:
+    """The heartbeat is fresh and its owner is not provably dead."""
+    if is_heartbeat_expired(ctx, instant_time, expiry_ms):
+        return False
+    return dead_owner(ctx, instant_time) is None
+
+
 @dataclass
 class Heartbeat:
     ctx: TableContext
     instant_time: str
     interval_s: float = DEFAULT_INTERVAL_S
+    #: The file's content: this process as owner (a Data Source writer pickled to another process
+    #: keeps the owner of the process that beats).
+    content: bytes = field(default_factory=lambda: encode_owner(this_process()))
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -53,7 +83,7 @@ class Heartbeat:
     def start_new(self) -> bool:
         """Start with a heartbeat file that must not exist yet (False: another writer has it)."""
         try:
-            self.ctx.storage.create_new(heartbeat_path(self.ctx, self.instant_time), b"")
+            self.ctx.storage.create_new(heartbeat_path(self.ctx, self.instant_time), self.content)
         except FileExistsError:
             return False
         self._start_thread()
@@ -66,7 +96,7 @@ class Heartbeat:
         self._thread.start()
 
     def _beat(self) -> None:
-        self.ctx.storage.write_bytes(heartbeat_path(self.ctx, self.instant_time), b"")
+        self.ctx.storage.write_bytes(heartbeat_path(self.ctx, self.instant_time), self.content)
 
     def _refresh(self) -> bool:
         """Refresh the file's modification time; False once the file is gone (the instant was
@@ -93,7 +123,12 @@ class Heartbeat:
 
     def __getstate__(self) -> dict:
         # Travels with a Data Source writer to other processes: without its thread.
-        return {"ctx": self.ctx, "instant_time": self.instant_time, "interval_s": self.interval_s}
+        return {
+            "ctx": self.ctx,
+            "instant_time": self.instant_time,
+            "interval_s": self.interval_s,
+            "content": self.content,
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]

@@ -17,6 +17,7 @@ from time import sleep
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
 from pyhudi.codec.file_names import base_file_name, parse_base_file, parse_log_file, parse_marker
+from pyhudi.codec.heartbeat import encode_owner
 from pyhudi.config import concurrency
 from pyhudi.config.concurrency import FailedWritesPolicy
 from pyhudi.config.index import INDEX_TYPE
@@ -38,6 +39,7 @@ from pyhudi.table.conflict import find_conflict, mutated_file_groups
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import fault_point
 from pyhudi.table.guard import (
+    await_live_writers,
     check_commit_allowed,
     refuse_live_writers,
     rollback_failed_writes_eager,
@@ -45,6 +47,7 @@ from pyhudi.table.guard import (
 from pyhudi.table.heartbeat import Heartbeat
 from pyhudi.table.layout import remove_partition_left_empty
 from pyhudi.table.lock import is_multi_writer, table_transaction
+from pyhudi.table.process_owner import this_process
 from pyhudi.table.rollback import logs_written_by
 
 log = logging.getLogger(__name__)
@@ -79,6 +82,10 @@ class WriteTransaction:
     check_conflicts: bool = True
     completed_at_start: frozenset[str] = frozenset()
     pre_commit: Callable[[], None] | None = None
+    #: False: the heartbeat names no owner (Hudi's empty file), for writes whose beating process
+    #: may end before the write does (a Data Source write's planning worker, which Spark stops
+    #: when idle): the next writer then waits for the heartbeat to expire.
+    heartbeat_names_owner: bool = True
 
     @property
     def instant_time(self) -> InstantTime:
@@ -127,9 +134,10 @@ class WriteTransaction:
         took the same one (instant times have millisecond resolution)."""
         interval_s = concurrency.heartbeat_interval_ms(self._settings) / 1000
         content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
+        owner = encode_owner(this_process()) if self.heartbeat_names_owner else b""
         for _ in range(_INSTANT_TIME_ATTEMPTS):
             time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
-            heartbeat = Heartbeat(self.ctx, time, interval_s)
+            heartbeat = Heartbeat(self.ctx, time, interval_s, content=owner)
             if instant_time:  # fixed times (bootstrap): a crashed run's heartbeat is stale
                 heartbeat.start()
             elif not heartbeat.start_new():
@@ -154,12 +162,14 @@ class WriteTransaction:
         self.ctx.active.reload()
 
     def _roll_back_failed_writes(self) -> None:
-        """Single writer, EAGER: roll back failed writes (failing on a live one) before this
-        write has an instant. OCC: nothing here (failed writes are the cleaner's, LAZY)."""
+        """Single writer, EAGER: roll back failed writes (waiting for a live one, then failing)
+        before this write has an instant; the wait is outside the table lock. OCC: nothing here
+        (failed writes are the cleaner's, LAZY)."""
         settings = self._settings
         if is_multi_writer(self.options):  # also checks the lock options before data is written
             return
         if concurrency.failed_writes_policy(settings) is FailedWritesPolicy.EAGER:
+            await_live_writers(self.ctx, settings)
             with table_transaction(self.ctx, self.options):
                 self.rolled_back = rollback_failed_writes_eager(self.ctx, settings)
 

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from tests.helpers.timeline_builder import Base, Log, TimelineBuilder
 
+from pyhudi.codec.heartbeat import encode_owner
 from pyhudi.exceptions import WriteConflictError
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.services import common
 from pyhudi.services.common import begin_execution, reset_to_requested
+from pyhudi.table.process_owner import this_process
 
 FAST = {
     "hoodie.client.heartbeat.interval_in_ms": "1000",
     "hoodie.client.heartbeat.tolerable.misses": "2",
 }
+NO_WAIT = {**FAST, "pyhudi.write.wait.for.active.writer.ms": "0"}
 
 
 def _table_with_pending_compaction(root: Path) -> tuple[TimelineBuilder, Instant]:
@@ -34,7 +40,7 @@ def test_plan_running_elsewhere_is_refused_and_left_alone(tmp_path):
     marker_dir = Path(tb.ctx.marker_folder(inflight.time))
     marker_dir.mkdir(parents=True)
     with pytest.raises(WriteConflictError, match=f"{inflight.time} is being executed by another"):
-        begin_execution(tb.ctx, inflight, FAST)
+        begin_execution(tb.ctx, inflight, NO_WAIT)
     assert (Path(tb.ctx.meta_path) / f"{inflight.time}.compaction.inflight").exists()
     assert marker_dir.exists()
 
@@ -56,3 +62,20 @@ def test_plan_of_a_crashed_run_is_reset_and_executed_again(tmp_path, monkeypatch
         reset_to_requested(tb.ctx, run.inflight)
     assert not heartbeat.exists()
     assert not (Path(tb.ctx.meta_path) / f"{inflight.time}.compaction.inflight").exists()
+
+
+def test_plan_whose_run_died_on_this_host_is_reset_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(common, "table_arrow_schema", lambda ctx: pa.schema([]))
+    tb, requested = _table_with_pending_compaction(tmp_path)
+    inflight = tb.ctx.active.transition_to_inflight(requested)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # the compaction job that ran it was SIGKILLed; its heartbeat is fresh
+    dead = dataclasses.replace(this_process(), pid=child.pid)
+    if dead.start_ticks is None or not dead.boot_id:
+        pytest.skip("no /proc here: no owner is provably dead")
+    tb.heartbeat(inflight.time, age_seconds=0.5).write_bytes(encode_owner(dead))
+    run = begin_execution(tb.ctx, inflight, NO_WAIT)  # no wait allowed: reset at once
+    try:
+        assert run.inflight.state is State.INFLIGHT
+    finally:
+        reset_to_requested(tb.ctx, run.inflight)

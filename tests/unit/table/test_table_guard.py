@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from tests.helpers.timeline_builder import Base, TimelineBuilder
 
 from pyhudi.codec.avro_schemas import encode_container
+from pyhudi.codec.heartbeat import encode_owner
 from pyhudi.config.concurrency import FILE_SYSTEM_LOCK
 from pyhudi.exceptions import WriteConflictError
 from pyhudi.model.commit import CommitMetadata, WriteStat
@@ -15,9 +22,15 @@ from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.guard import check_commit_allowed, rollback_failed_writes_eager
+from pyhudi.table.process_owner import this_process
 from pyhudi.table.rollback import rollback_instant
 from pyhudi.writer.transaction import WriteTransaction
 
+WAIT_300_MS = {"pyhudi.write.wait.for.active.writer.ms": "300"}
+FAST_2S = {  # heartbeats expire 2 s after their last beat
+    "hoodie.client.heartbeat.interval_in_ms": "1000",
+    "hoodie.client.heartbeat.tolerable.misses": "2",
+}
 OCC = {
     "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
     "hoodie.write.lock.provider": FILE_SYSTEM_LOCK,
@@ -116,20 +129,82 @@ def test_commit_guard_refuses_while_a_rollback_of_the_instant_is_in_progress(tmp
         check_commit_allowed(tb.ctx, Instant(pending, Action.COMMIT, State.INFLIGHT))
 
 
-def test_transaction_refuses_a_live_writer_and_leaves_no_trace(tmp_path):
+def test_transaction_refuses_a_live_writer_after_the_wait_and_leaves_no_trace(tmp_path):
     tb = TimelineBuilder.create(tmp_path)
     other_process = TableContext.open(tb.ctx.base_path)  # its timeline listed before `first` began
     first = WriteTransaction(tb.ctx, Action.COMMIT, WriteOperationType.UPSERT)
-    first_time = first.begin()
+    first_time = first.begin()  # its heartbeat names this process, which is alive
     before = sorted(p.name for p in _meta(tb).iterdir())
-    second = WriteTransaction(other_process, Action.COMMIT, WriteOperationType.UPSERT)
-    with pytest.raises(WriteConflictError, match=first_time):
+    second = WriteTransaction(
+        other_process, Action.COMMIT, WriteOperationType.UPSERT, options=dict(WAIT_300_MS)
+    )
+    started = time.monotonic()
+    with pytest.raises(WriteConflictError, match=f"{first_time}.*pid {os.getpid()}"):
         second.begin()
+    assert 0.3 <= time.monotonic() - started < 5
     assert sorted(p.name for p in _meta(tb).iterdir()) == before
     assert sorted(p.name for p in (_meta(tb) / ".heartbeat").iterdir()) == [first_time]
     first.commit(_stats(("p=1", "a")))
     assert (_meta(tb) / f"{first_time}.commit").exists()
     assert not (_meta(tb) / ".heartbeat" / first_time).exists()
+
+
+def test_transaction_waits_for_a_live_writer_that_commits_then_proceeds(tmp_path):
+    tb = TimelineBuilder.create(tmp_path)
+    first = WriteTransaction(tb.ctx, Action.COMMIT, WriteOperationType.UPSERT)
+    first_time = first.begin()
+    finisher = threading.Timer(0.5, first.commit, args=(_stats(("p=1", "a")),))
+    second = WriteTransaction(
+        TableContext.open(tb.ctx.base_path), Action.COMMIT, WriteOperationType.UPSERT
+    )  # default wait: the heartbeat expiry (2 minutes)
+    started = time.monotonic()
+    finisher.start()
+    second_time = second.begin()
+    assert 0.5 <= time.monotonic() - started < 30
+    assert second.rolled_back == []
+    assert (_meta(tb) / f"{first_time}.commit").exists() and second_time > first_time
+    second.abort()
+
+
+def test_hudi_heartbeat_without_owner_is_waited_for_until_it_expires(tmp_path):
+    tb = TimelineBuilder.create(tmp_path)
+    pending = tb.write(Base("p=1", "a"), complete=False)
+    tb.heartbeat(pending, age_seconds=1.2)  # Hudi's empty file; expires 0.8 s from now
+    fast = {**FAST_2S, "pyhudi.write.wait.for.active.writer.ms": "10000"}
+    transaction = WriteTransaction(tb.ctx, Action.COMMIT, WriteOperationType.UPSERT, options=fast)
+    started = time.monotonic()
+    transaction.begin()
+    assert 0.7 <= time.monotonic() - started < 8
+    assert transaction.rolled_back == [pending]
+    transaction.abort()
+
+
+def test_pending_write_of_a_dead_process_on_this_host_is_rolled_back_at_once(tmp_path):
+    tb = TimelineBuilder.create(tmp_path)
+    pending = tb.write(Base("p=1", "a"), complete=False)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a writer that ran here and is gone (its heartbeat is fresh)
+    dead = dataclasses.replace(this_process(), pid=child.pid)
+    if dead.start_ticks is None or not dead.boot_id:
+        pytest.skip("no /proc here: no owner is provably dead")
+    tb.heartbeat(pending, age_seconds=1).write_bytes(encode_owner(dead))
+    transaction = WriteTransaction(
+        tb.ctx, Action.COMMIT, WriteOperationType.UPSERT, options=dict(WAIT_300_MS)
+    )
+    started = time.monotonic()
+    transaction.begin()
+    assert time.monotonic() - started < 0.3  # no wait at all
+    assert transaction.rolled_back == [pending]
+    transaction.abort()
+
+
+def test_pending_write_of_this_live_process_is_never_rolled_back(tmp_path):
+    tb = TimelineBuilder.create(tmp_path)
+    live = tb.write(Base("p=1", "a"), complete=False)
+    tb.heartbeat(live, age_seconds=1).write_bytes(encode_owner(this_process()))
+    with pytest.raises(WriteConflictError, match=live):
+        rollback_failed_writes_eager(tb.ctx, {})
+    assert (_meta(tb) / f"{live}.inflight").exists()
 
 
 def test_transaction_heartbeat_exists_before_the_requested_file(tmp_path):
