@@ -34,6 +34,10 @@ class MergeSpec:
     #: Pre-combine the group's records (one per key, greatest ordering value) inside the task:
     #: every record of a key reaches the same file group, so no separate shuffle is needed.
     combine: bool = False
+    #: Incoming deletes apply whatever the stored record's ordering value: the delete operation's
+    #: records (Hudi's `EmptyHoodieRecordPayload`, natural order, always wins the merge). Deletes
+    #: that are upserted records (`_hoodie_is_deleted`) keep their ordering value and can be stale.
+    deletes_always_apply: bool = False
 
 
 ROW = "__pyhudi_row"
@@ -212,7 +216,10 @@ def _plan_merge_unique(
     is_delete = deletes.to_numpy(zero_copy_only=False).astype(bool)
     wins = matched.copy()
     if merge.merge_mode is MergeMode.EVENT_TIME_ORDERING and merge.ordering_field and matched.any():
-        wins &= _incoming_wins(old, incoming, match_idx, matched, merge.ordering_field)
+        incoming_wins = _incoming_wins(old, incoming, match_idx, matched, merge.ordering_field)
+        if merge.deletes_always_apply:
+            incoming_wins |= is_delete[np.clip(match_idx, 0, None)]
+        wins &= incoming_wins
     replaced = wins & ~is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else wins
     dropped = (
         wins & is_delete[np.clip(match_idx, 0, None)] if len(is_delete) else np.zeros_like(wins)

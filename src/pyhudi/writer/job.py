@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from pyhudi.file_group.merge import MergeSpec
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import default_parallelism
@@ -66,4 +67,14 @@ def in_task_combine(cfg: WriteConfig) -> bool:
         cfg.combine_before_write
         and cfg.operation is WriteOperationType.UPSERT
         and not cfg.is_global_index
+    )
+
+
+def merge_spec(cfg: WriteConfig) -> MergeSpec:
+    """How the file-group tasks merge a write's records into stored ones."""
+    return MergeSpec(
+        cfg.merge_mode,
+        cfg.ordering_field,
+        combine=in_task_combine(cfg),
+        deletes_always_apply=cfg.operation is WriteOperationType.DELETE,
     )

@@ -23,11 +23,11 @@ from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
-from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
+from pyhudi.file_group.merge import keep_latest_per_key, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
-from pyhudi.writer.job import WriteJob, in_task_combine, write_tasks
+from pyhudi.writer.job import WriteJob, merge_spec, write_tasks
 from pyhudi.writer.late_tasks import settled_groups
 
 
@@ -49,7 +49,7 @@ def mor_file_group_function(
     job: WriteJob, states: dict[str, SliceState], merge_fids: frozenset[str], log_spec: LogSpec
 ) -> Callable[[pa.Table], pa.Table]:
     spec = job.spec
-    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field, combine=in_task_combine(job.cfg))
+    merge = merge_spec(job.cfg)
 
     def run(group: pa.Table) -> pa.Table:
         if group.num_rows == 0:

@@ -15,7 +15,7 @@ from pyhudi.config import write as write_keys
 from pyhudi.exceptions import PendingServiceError
 from pyhudi.file_group.bulk_insert import bulk_insert_function
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID, POSITION
-from pyhudi.file_group.merge import MergeSpec, file_group_function
+from pyhudi.file_group.merge import file_group_function
 from pyhudi.file_group.stats import STATS_DDL
 from pyhudi.fs_view import pending_clustering_file_groups
 from pyhudi.index.bucket import (
@@ -33,14 +33,14 @@ from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner, small_batch
 from pyhudi.writer.bucket_load import LOADS, load_new_buckets
 from pyhudi.writer.config import WriteConfig
-from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, write_tasks
+from pyhudi.writer.job import Outcome, WriteJob, in_task_combine, merge_spec, write_tasks
 from pyhudi.writer.late_tasks import settled_batches, settled_groups
 from pyhudi.writer.mor import write_file_groups_mor, writes_positions
 from pyhudi.writer.prepare import deduplicate
 
 
 def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
-    merge = MergeSpec(job.cfg.merge_mode, job.cfg.ordering_field, combine=in_task_combine(job.cfg))
+    merge = merge_spec(job.cfg)
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
