@@ -52,6 +52,8 @@ SHARED_SCOPES = {
     "tests/deploy/test_user_session.py": "tests/deploy: local Hive session",
     "tests/deploy/test_hive_sync.py": "tests/deploy: local Hive session",
 }
+#: Every module under these folders is one scope (their session fixtures start once).
+SHARED_FOLDERS = {"tests/judge/": "tests/judge: one Apache Hudi process per version"}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -64,6 +66,9 @@ def pytest_xdist_make_scheduler(config, log):  # type: ignore[no-untyped-def]
     class SharedScopes(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
+            for folder, shared in SHARED_FOLDERS.items():
+                if scope.startswith(folder):
+                    return shared
             return SHARED_SCOPES.get(scope, scope)
 
     return SharedScopes(config, log)
