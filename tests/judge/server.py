@@ -25,7 +25,7 @@ SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
-    "spark.driver.memory": "2g",
+    "spark.driver.memory": "1500m",
     "spark.ui.enabled": "false",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.legacy.parquet.nanosAsLong": "false",
