@@ -13,7 +13,10 @@ partition HFiles of the v8 fixture, which Hudi 1.0 wrote through HBase's writer)
 
 `METADATA_SCHEMA_JSON` is Hudi 0.14's `HoodieMetadataRecord` (table version 6) with the five
 `_hoodie_*` meta fields first, nullable, as Hudi's write handles add them (the v8 files carry the
-same prefix on the 1.0 schema). Avro maps are written in the order given; Hudi writes Java
+same prefix on the 1.0 schema). Its strings and maps carry `"avro.java.string": "String"`, as the
+generated `HoodieMetadataRecord.getClassSchema()` Hudi writes does: Hudi 0.15 reads some log blocks
+with their header schema as reader schema, and `HoodieMetadataPayload` casts the `filesystemMetadata`
+keys to `String` (a `ClassCastException` on Avro's `Utf8` without the property). Avro maps are written in the order given; Hudi writes Java
 `HashMap` order, which no reader depends on. Column stats min/max go in Hudi 0.14's `*Wrapper`
 records (`column_stats_datum`; checked byte for byte against the v8 fixture's column stats HFiles,
 whose 1.0 schema adds `isTightBound`, written false as Hudi 1.0 does).
@@ -50,6 +53,7 @@ from pyhudi.exceptions import UnsupportedOperationError
 
 #: Hudi's metadata-table HFile block size (`hoodie.hfile.block.size` for the metadata table).
 METADATA_HFILE_BLOCK_SIZE = 1024 * 1024
+JAVA_STRING = "avro.java.string"
 META_FIELDS = (
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -62,12 +66,34 @@ META_FIELDS = (
 @cache
 def metadata_schema_json() -> str:
     """The writer schema text pyhudi puts in metadata HFiles and log block SCHEMA headers."""
-    schema = dict(raw_schema("HoodieMetadata.avsc"))
+    schema = java_strings(raw_schema("HoodieMetadata.avsc"))
     meta = [
         {"name": n, "type": ["null", "string"], "doc": "", "default": None} for n in META_FIELDS
     ]
     schema["fields"] = meta + list(schema["fields"])
     return json.dumps(schema, separators=(",", ":"))
+
+
+def java_strings(schema: Any) -> Any:
+    """`schema` with `"avro.java.string": "String"` on every string and map type (avro-maven-plugin's
+    `stringType=String`, which Hudi's generated Avro classes are compiled with)."""
+    if schema == "string":
+        return {"type": "string", JAVA_STRING: "String"}
+    if isinstance(schema, list):  # a union
+        return [java_strings(branch) for branch in schema]
+    if not isinstance(schema, dict):  # another primitive, or a named type's reference
+        return schema
+    kind = schema.get("type")
+    if kind in ("string", "map"):
+        schema = {**schema, JAVA_STRING: "String"}
+    if kind == "record":
+        fields = [{**f, "type": java_strings(f["type"])} for f in schema["fields"]]
+        return {**schema, "fields": fields}
+    if kind == "array":
+        return {**schema, "items": java_strings(schema["items"])}
+    if kind == "map":
+        return {**schema, "values": java_strings(schema["values"])}
+    return schema
 
 
 @cache

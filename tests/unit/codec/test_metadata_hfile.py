@@ -125,3 +125,33 @@ def test_bloom_filter_and_secondary_index_records_round_trip() -> None:
     assert decoded["bf"] == records[0]
     # the 0.14 schema has no SecondaryIndexMetadata: the type survives, the flag does not
     assert decoded["\x00$k"].type is MetadataRecordType.SECONDARY_INDEX
+
+
+def test_metadata_schema_strings_and_maps_are_java_strings_as_hudi_writes_them() -> None:
+    """Hudi 0.15's `HoodieMetadataRecord.getClassSchema()` marks its 8 strings and its map
+    `avro.java.string: String`; without it Hudi 0.15 fails to read pyhudi's metadata log blocks
+    (`HoodieMetadataPayload`: `Utf8` cannot be cast to `String`)."""
+    from pyhudi.codec.metadata_hfile import JAVA_STRING, metadata_schema_json
+
+    schema = json.loads(metadata_schema_json())
+    marked: list[str] = []
+    unmarked: list[str] = []
+
+    def walk(node: object, in_meta_field: bool) -> None:
+        if node == "string" and not in_meta_field:
+            unmarked.append("string")
+        if isinstance(node, list):
+            for branch in node:
+                walk(branch, in_meta_field)
+        elif isinstance(node, dict):
+            if node.get("type") in ("string", "map"):
+                (marked if node.get(JAVA_STRING) == "String" else unmarked).append(node["type"])
+            for field in node.get("fields", []):
+                walk(field["type"], field["name"].startswith("_hoodie_"))
+            for key in ("items", "values"):
+                if key in node:
+                    walk(node[key], in_meta_field)
+
+    walk(schema, False)
+    assert unmarked == []
+    assert sorted(marked) == ["map"] + ["string"] * 8
