@@ -20,6 +20,7 @@ SUITES = [
     "bench.upserts",
     "bench.peer",
     "bench.metadata",
+    "bench.hudi_jvm",
 ]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
 

@@ -104,9 +104,12 @@ class Judge:
     """One running Hudi process. Requests are answered in order; `send` and `receive` split one
     request in two, so the test can act while Hudi works (concurrent writers)."""
 
-    def __init__(self, version: HudiVersion, work: Path) -> None:
+    def __init__(
+        self, version: HudiVersion, work: Path, conf: Mapping[str, str] | None = None
+    ) -> None:
         self.version = version
         self.work = work
+        self.conf = dict(conf or {})  # Spark settings over the server's (bench: driver memory)
         self._proc: subprocess.Popen[str] | None = None
         self.info: dict[str, Any] = {}
 
@@ -123,6 +126,7 @@ class Judge:
         env.pop("SPARK_HOME", None)
         self._log = open(self.work / "hudi.log", "w")  # noqa: SIM115 (closed in stop)
         command = [str(python), str(SERVER), str(jar), str(self.work / "warehouse")]
+        command.append(json.dumps(self.conf))
         self._proc = subprocess.Popen(
             command,
             cwd=self.work,
