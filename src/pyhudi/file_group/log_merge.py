@@ -5,8 +5,10 @@ Semantics (Hudi 0.14 `HoodieMergedLogRecordScanner` + Spark's payload-combine me
   earlier log versions and over the base record; a delete removes the key.
 * EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): a natural-order delete (ordering 0) resets a
   key; after it, the version with the greatest ordering value wins (ties: the later one); against
-  the base record, the base wins when its ordering value is greater (a stale update loses).
-  Several ordering fields (`hoodie.table.ordering.fields=a,b`, table version 9) compare as a tuple.
+  the base record, the base wins when its ordering value is greater (a stale update loses), and
+  a delete always wins (Hudi 0.15 deletes the base record on a stale `_hoodie_is_deleted`).
+  Ordering values compare by the one rule of `ordering.py` (nulls smallest, ties to the later
+  record, several ordering fields as a tuple); log versions sort by it (nulls first).
 Everything is vectorised Arrow: sorting and run detection, no per-record Python.
 """
 
@@ -26,17 +28,13 @@ from pyhudi.file_group.log_scan import (
     log_records,
     queued_blocks,
 )
+from pyhudi.file_group.ordering import ARROW, earlier_stays, ordering_columns
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.table.payload import MergeMode
 
 
 def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
     return last_per_key(table, RECORD_KEY, sort_keys)
-
-
-def ordering_columns(ordering: str | None) -> list[str]:
-    """The ordering fields of a task (`a,b`: several, compared as a tuple in that order)."""
-    return [f.strip() for f in (ordering or "").split(",") if f.strip()]
 
 
 def _has(table: pa.Table, fields: list[str]) -> bool:
@@ -47,20 +45,6 @@ def _values(table: pa.Table, field: str) -> pa.ChunkedArray:
     values = field_values(table, field)
     assert values is not None, field  # checked by `_has`
     return values
-
-
-def tuple_greater(left: list, right: list) -> pa.Array:  # type: ignore[type-arg]
-    """Row-wise `tuple(left) > tuple(right)` (lexicographic); a null comparison is False."""
-    result: pa.Array | None = None
-    for mine, theirs in zip(reversed(left), reversed(right)):
-        greater = pc.fill_null(pc.greater(mine, theirs), False)
-        if result is None:
-            result = greater
-        else:
-            equal = pc.fill_null(pc.equal(mine, theirs), False)
-            result = pc.or_(greater, pc.and_(equal, result))
-    assert result is not None
-    return result
 
 
 def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Table:
@@ -124,9 +108,12 @@ def overlay(
     if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields):
         at = pc.fill_null(position, 0)
         theirs = [_values(winners, f).combine_chunks().take(at) for f in fields]
-        natural = winners.column(NATURAL).combine_chunks().take(at)
-        base_newer = tuple_greater([_values(base, f) for f in fields], theirs)
-        base_wins = pc.and_(pc.and_(matched, base_newer), pc.invert(natural))
+        # A delete that won the log beats the base record whatever its ordering value (Hudi 0.15:
+        # the log scanner compares a delete only with earlier log records; merged with the base,
+        # a delete payload wins, in the snapshot and in compaction).
+        deleted = winners.column(DELETED).combine_chunks().take(at)
+        base_newer = earlier_stays(ARROW, [_values(base, f) for f in fields], theirs)
+        base_wins = pc.and_(pc.and_(matched, base_newer), pc.invert(deleted))
         keep_base = pc.or_(keep_base, base_wins)
         lost = pc.filter(position, base_wins).to_numpy(zero_copy_only=False).astype(np.int64)
         drop_winner[lost] = True

@@ -20,6 +20,7 @@ from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECOR
 from pyhudi.file_group.base_file import BaseFileWriter, conform
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
+from pyhudi.file_group.ordering import ARROW, earlier_stays, ordering_columns
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.file_group.stitch import stitch_rows
@@ -250,15 +251,21 @@ def _plan_merge_unique(
 def _incoming_wins(
     old: pa.Table, incoming: pa.Table, match_idx: np.ndarray, matched: np.ndarray, field: str
 ) -> np.ndarray:
-    """Event-time ordering: the incoming record wins unless its ordering value is smaller."""
-    old_column, new_column = field_values(old, field), field_values(incoming, field)
-    if old_column is None or new_column is None:
-        return np.ones(len(matched), dtype=bool)
-    old_values = old_column.combine_chunks()
-    new_values = new_column.combine_chunks().take(pa.array(np.clip(match_idx, 0, None)))
-    if old_values.type != new_values.type:
-        new_values = new_values.cast(old_values.type)
-    stale = pc.fill_null(pc.less(new_values, old_values), False).to_numpy(zero_copy_only=False)
+    """Event-time ordering: the incoming record wins unless the stored one's ordering value is
+    greater (`ordering.earlier_stays`: a stored null ordering value is always replaced)."""
+    olds, news = [], []
+    at = pa.array(np.clip(match_idx, 0, None))
+    for name in ordering_columns(field):
+        old_column, new_column = field_values(old, name), field_values(incoming, name)
+        if old_column is None or new_column is None:
+            return np.ones(len(matched), dtype=bool)
+        old_values = old_column.combine_chunks()
+        new_values = new_column.combine_chunks().take(at)
+        if old_values.type != new_values.type:
+            new_values = new_values.cast(old_values.type)
+        olds.append(old_values)
+        news.append(new_values)
+    stale = earlier_stays(ARROW, olds, news).to_numpy(zero_copy_only=False)
     return ~stale.astype(bool)
 
 

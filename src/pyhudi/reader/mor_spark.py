@@ -9,7 +9,8 @@ in one Arrow task (`slice_winners`), and the result is joined with the base rows
 * commit-time ordering: base rows whose key the logs changed are dropped (broadcast anti-join),
   the logs' live versions are added;
 * event-time ordering: where a base row's ordering value is greater, the base row stays and the
-  log version is dropped (stale updates lose).
+  log version is dropped (stale updates lose), by the rule of `file_group/ordering.py`; a log
+  delete always wins.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.log_merge import ordering_columns, slice_winners
 from pyhudi.file_group.log_scan import DELETED, NATURAL
+from pyhudi.file_group.ordering import OrderingOps, earlier_stays
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
 from pyhudi.keygen.spark_sql import sql_name
@@ -133,13 +135,14 @@ def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -
     theirs = winners.select(
         *MATCH,
         *(F.col(sql_name(f)).alias(f"__w_ord{i}") for i, f in enumerate(ordering)),
-        F.col(NATURAL).alias("__w_nat"),
+        F.col(DELETED).alias("__w_del"),
     )
     pairs = base.select(
         *MATCH, *(F.col(sql_name(f)).alias(f"__b_ord{i}") for i, f in enumerate(ordering))
     )
     pairs = pairs.join(F.broadcast(theirs), on=MATCH)
-    base_wins = _tuple_greater(mine, theirs_cols) & ~F.col("__w_nat")
+    # A delete that won the log beats the base record whatever its ordering value (`overlay`).
+    base_wins = earlier_stays(SPARK_ORDERING, mine, theirs_cols) & ~F.col("__w_del")
     base_kept_keys = pairs.filter(base_wins).select(*MATCH)
     log_kept_keys = pairs.filter(~base_wins).select(*MATCH)
     kept_base = base.join(F.broadcast(log_kept_keys), on=MATCH, how="left_anti")
@@ -150,9 +153,15 @@ def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -
     return kept_base.select(*columns).unionByName(live.select(*columns))
 
 
-def _tuple_greater(left: list[Column], right: list[Column]) -> Column:
-    """`tuple(left) > tuple(right)`, lexicographic (several ordering fields, table version 9)."""
-    result = left[-1] > right[-1]
-    for mine, theirs in zip(reversed(left[:-1]), reversed(right[:-1])):
-        result = (mine > theirs) | ((mine == theirs) & result)
-    return result
+#: The ordering rule's operations on Spark Columns (`file_group/ordering.py`: one definition
+#: for the Arrow and the Spark merge; its results are never null, so a filter keeps exactly one
+#: of the base row and the log row).
+SPARK_ORDERING: OrderingOps[Column] = OrderingOps(
+    greater=lambda a, b: a > b,
+    equal=lambda a, b: a == b,
+    is_null=lambda a: a.isNull(),
+    or_false=lambda a: F.coalesce(a, F.lit(False)),
+    and_=lambda a, b: a & b,
+    or_=lambda a, b: a | b,
+    not_=lambda a: ~a,
+)

@@ -18,9 +18,9 @@ from pyhudi.file_group.log_merge import (
     merge_with_base,
     ordering_columns,
     resolve_log,
-    tuple_greater,
 )
 from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ, log_records
+from pyhudi.file_group.ordering import ARROW, tuple_greater
 from pyhudi.table.payload import MergeMode
 
 EVENT, COMMIT = MergeMode.EVENT_TIME_ORDERING, MergeMode.COMMIT_TIME_ORDERING
@@ -58,7 +58,7 @@ def test_ordering_columns_split_the_comma_separated_fields():
 def test_tuple_greater_is_lexicographic_and_null_is_not_greater():
     left = [pa.array([2, 2, 1, None]), pa.array([1, 5, 9, 1])]
     right = [pa.array([1, 2, 2, 0]), pa.array([9, 3, 0, 0])]
-    assert tuple_greater(left, right).to_pylist() == [True, True, False, False]
+    assert tuple_greater(ARROW, left, right).to_pylist() == [True, True, False, False]
 
 
 def test_log_versions_resolve_by_the_greatest_tuple_not_the_first_field_alone():

@@ -1,0 +1,98 @@
+"""The event-time ordering rule: when a later record (incoming, or a log record) replaces an
+earlier one (stored, or the base record), written once for every engine that merges.
+
+Rule (Hudi 0.15 `DefaultHoodieRecordPayload`, `EVENT_TIME_ORDERING`):
+* the later record replaces the earlier one unless the earlier one's ordering value is greater:
+  equal values go to the later record (`persisted.compareTo(incoming) <= 0` updates);
+* a null ordering value is smaller than every value: a stored record with a null ordering value
+  is always replaced (`persisted == null` updates), two nulls are equal;
+* several ordering fields (`hoodie.table.ordering.fields=a,b`, table version 9) compare as a
+  tuple, lexicographically, each field by the rule above.
+
+What Apache Hudi does with null ordering values (checked in tests/judge/test_null_ordering_values.py):
+Hudi 0.15 writes them into base files (bulk_insert, insert without combine) and upserts over them
+(the incoming record wins); it refuses an upsert carrying one ("Ordering value is null for
+record") and cannot read a log record holding one (the same error while scanning the log), so
+"null is smallest" on the incoming side is pyhudi's choice, consistent with sorting log versions
+nulls first. Hudi 1.2 writes them in upserts too but fails to read such tables (an Integer
+default ordering value compared with a Long).
+
+The rule is generic over `OrderingOps`, the few boolean operations it needs: `ARROW` here for the
+Arrow merges (log resolution, base overlay, copy-on-write merge, compaction), Spark Column
+expressions in `reader/mor_spark.py` for the Spark merge, so both engines evaluate one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class OrderingOps(Generic[V]):
+    """Row-wise operations of one engine over its value vectors `V` (Arrow arrays, Spark Columns).
+    `greater` and `equal` may yield null for null operands; the rule only combines their
+    `or_false` results, so every boolean it combines is non-null."""
+
+    greater: Any  # (V, V) -> V
+    equal: Any  # (V, V) -> V
+    is_null: Any  # (V) -> V
+    or_false: Any  # (V) -> V: null becomes False
+    and_: Any  # (V, V) -> V
+    or_: Any  # (V, V) -> V
+    not_: Any  # (V) -> V
+
+
+def ordering_columns(ordering: str | None) -> list[str]:
+    """The ordering fields of a task (`a,b`: several, compared as a tuple in that order)."""
+    return [f.strip() for f in (ordering or "").split(",") if f.strip()]
+
+
+def value_greater(ops: OrderingOps[V], mine: V, theirs: V) -> V:
+    """`mine > theirs` with null smaller than every value (never null)."""
+    return ops.and_(
+        ops.not_(ops.is_null(mine)),
+        ops.or_(ops.is_null(theirs), ops.or_false(ops.greater(mine, theirs))),
+    )
+
+
+def value_equal(ops: OrderingOps[V], mine: V, theirs: V) -> V:
+    """`mine == theirs` with two nulls equal (never null)."""
+    both_null = ops.and_(ops.is_null(mine), ops.is_null(theirs))
+    return ops.or_(both_null, ops.or_false(ops.equal(mine, theirs)))
+
+
+def tuple_greater(ops: OrderingOps[V], mine: Sequence[V], theirs: Sequence[V]) -> V:
+    """Row-wise `tuple(mine) > tuple(theirs)`, lexicographic, each field by `value_greater`."""
+    if not mine or len(mine) != len(theirs):
+        raise ValueError(f"ordering tuples of {len(mine)} and {len(theirs)} fields")
+    result = value_greater(ops, mine[-1], theirs[-1])
+    for left, right in zip(reversed(mine[:-1]), reversed(theirs[:-1])):
+        result = ops.or_(
+            value_greater(ops, left, right),
+            ops.and_(value_equal(ops, left, right), result),
+        )
+    return result
+
+
+def earlier_stays(ops: OrderingOps[V], earlier: Sequence[V], later: Sequence[V]) -> V:
+    """Where the earlier (stored, base) record stays and the later (incoming, log) one is
+    dropped: the earlier ordering tuple is greater. Equal tuples: the later record replaces."""
+    return tuple_greater(ops, earlier, later)
+
+
+ARROW: OrderingOps[pa.Array] = OrderingOps(
+    greater=pc.greater,
+    equal=pc.equal,
+    is_null=pc.is_null,
+    or_false=lambda values: pc.fill_null(values, False),
+    and_=pc.and_,
+    or_=pc.or_,
+    not_=pc.invert,
+)
