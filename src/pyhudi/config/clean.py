@@ -59,21 +59,25 @@ POLICY = choice(
     CleaningPolicy.KEEP_LATEST_COMMITS.value,
     tuple(p.value for p in CleaningPolicy),
     "Which file slices the cleaner keeps.",
+    "hoodie.clean.policy",  # Hudi 1.x's name
 )
 COMMITS_RETAINED = integer(
     "hoodie.cleaner.commits.retained",
     10,
     "KEEP_LATEST_COMMITS: queries as of any of this many latest commits still find their files.",
+    "hoodie.clean.commits.retained",  # Hudi 1.x's name
 )
 FILE_VERSIONS_RETAINED = integer(
     "hoodie.cleaner.fileversions.retained",
     3,
     "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
+    "hoodie.clean.fileversions.retained",  # Hudi 1.x's name
 )
 HOURS_RETAINED = integer(
     "hoodie.cleaner.hours.retained",
     24,
     "KEEP_LATEST_BY_HOURS: queries as of any commit of this many last hours find their files.",
+    "hoodie.clean.hours.retained",  # Hudi 1.x's name
 )
 MAX_COMMITS = integer(
     "hoodie.clean.max.commits",

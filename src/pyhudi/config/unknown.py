@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 
 from pyhudi.config import merge as merge_keys
 from pyhudi.config import sql as sql_keys
@@ -113,10 +115,18 @@ def _truthy(value: str) -> bool:
     return value.strip().lower() not in ("false", "0", "")
 
 
+@cache
+def hudi_keys() -> frozenset[str]:
+    """Every option key Apache Hudi 0.15 and 1.2 declare (`hudi_keys.txt`)."""
+    text = resources.files("pyhudi.config").joinpath("hudi_keys.txt").read_text()
+    return frozenset(line for line in text.split() if line.startswith("hoodie."))
+
+
 def _is_known(key: str) -> bool:
-    """Declared, accepted, or one of Hudi's own keys pyhudi knows by name (never a misspelling)."""
+    """Declared, accepted, or one of Hudi's own keys (never a misspelling)."""
     return (
         key in REGISTRY
+        or key in hudi_keys()
         or key in ACCEPTED_KEYS
         or key in CORRECTNESS_KEYS
         or key in HARMLESS_KEYS

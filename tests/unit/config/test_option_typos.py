@@ -140,3 +140,24 @@ def test_a_segment_misspelt_beyond_two_edits_is_still_a_misspelling_when_the_seg
         "hoodie.datasource.write.partitonpth.field", "hoodie.datasource.write.partitionpath.field"
     )
     assert not is_misspelling("hoodie.index.typo.x", "hoodie.index.type")
+
+
+def test_no_key_apache_hudi_0_15_or_1_2_declares_is_taken_for_a_misspelling():
+    """Hudi 1.x renamed keys (`hoodie.clean.commits.retained` for `hoodie.cleaner...`): every key
+    of either release's bundle is Hudi's own, never a typo of a pyhudi key."""
+    from pyhudi.config.unknown import hudi_keys, misspelt_keys
+
+    assert len(hudi_keys()) > 600
+    assert misspelt_keys(dict.fromkeys(hudi_keys(), "1")) == {}
+
+
+def test_hudi_1_x_clean_key_names_are_aliases():
+    from pyhudi.config.clean import CleanConfig
+
+    config = CleanConfig.from_options(
+        {
+            "hoodie.clean.policy": "KEEP_LATEST_FILE_VERSIONS",
+            "hoodie.clean.fileversions.retained": "1",
+        }
+    )
+    assert (config.policy.value, config.file_versions_retained) == ("KEEP_LATEST_FILE_VERSIONS", 1)
