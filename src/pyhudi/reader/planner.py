@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from pyhudi.codec.archived_entry import read_avro_metadata
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.config import read as rkeys
 from pyhudi.config.unknown import check_read_options
@@ -24,7 +25,7 @@ from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata import read_view
 from pyhudi.metadata.listing import is_kept_listing
 from pyhudi.model.file import FileSlice
-from pyhudi.model.instant import InstantTime
+from pyhudi.model.instant import Action, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.pruning import PartitionFilter, prune_partitions
 from pyhudi.table.context import TableContext
@@ -74,6 +75,8 @@ def plan_read(
     if query_type == "incremental":
         return _plan_incremental(ctx, opts, tuple(filters))
     as_of = _as_of(ctx, opts)
+    if rkeys.AS_OF_INSTANT.is_set(opts) and as_of is not None:
+        _check_as_of_not_cleaned(ctx, as_of)
     schema = table_arrow_schema(ctx, as_of) or pa.schema([])
     view = read_view(ctx, opts)  # the metadata table's files listing when enabled
     partitions = prune_partitions(ctx, view.partition_paths(), filters)
@@ -184,6 +187,28 @@ def _as_of(ctx: TableContext, opts: Mapping[str, str]) -> InstantTime | None:
         return normalize_instant_time(value)
     except ValueError as err:
         raise ConfigError(f"invalid {rkeys.AS_OF_INSTANT.key}: {err}") from err
+
+
+def _check_as_of_not_cleaned(ctx: TableContext, as_of: InstantTime) -> None:
+    """Time travel to before the latest clean's earliest retained commit is refused, as Hudi's
+    `TimelineUtils.validateTimestampAsOf` does: the cleaner may have deleted files that query
+    needs, so its rows would be silently incomplete."""
+    clean = ctx.active.timeline.completed().with_actions(Action.CLEAN).last
+    if clean is None:
+        return
+    data = read_avro_metadata(
+        "HoodieCleanMetadata",
+        ctx.storage.read_bytes(ctx.active.instant_path(clean)),
+        what=str(clean),
+    )
+    earliest = str((data or {}).get("earliestCommitToRetain") or "")
+    if earliest and as_of < earliest:
+        raise ConfigError(
+            f"{rkeys.AS_OF_INSTANT.key}={as_of} is before {earliest}, the earliest commit the "
+            f"cleaner retained (clean {clean.time}): its files may be gone. Retain more commits "
+            "with hoodie.cleaner.commits.retained (Hudi: 'Cleaner cleaned up the timestamp of "
+            "interest')"
+        )
 
 
 def _plan_incremental(
