@@ -139,17 +139,13 @@ DELETE_STEPS: list[tuple[str, pa.Table]] = [
 ]
 
 
-#: pyhudi writes a `_hoodie_is_deleted` record as a natural-order delete (ordering 0), which
-#: Hudi 0.15 writes with the record's ordering value: against an update with a greater one in
-#: the same log (step 4) Hudi keeps the update, pyhudi's delete would win. pyhudi's table leaves
-#: that step out until its writer keeps the ordering value.
-PYHUDI_SKIPS = {4}
-
-
-def _write_steps(write: Any, o: dict[str, str], skip: set[int] = set()) -> None:  # noqa: B006
-    for step, (operation, data) in enumerate(DELETE_STEPS):
-        if step not in skip:
-            write(data, _op(o, operation))
+def _write_steps(write: Any, o: dict[str, str]) -> None:
+    """Both writers take every step: on MOR a `_hoodie_is_deleted` upsert's log delete carries
+    its ordering value (Hudi 0.15's and pyhudi's), so the stale one of step 4 loses to the update
+    with a greater one in the same log, and the `delete` operation's deletes (natural order)
+    apply whatever the value."""
+    for operation, data in DELETE_STEPS:
+        write(data, _op(o, operation))
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -162,7 +158,6 @@ def test_stale_deletes_leave_what_hudi_leaves(spark, hudi_0_15, tmp_path, table_
             spark.createDataFrame(data.to_pylist(), DDL), ours_path, opts
         ),
         o,
-        PYHUDI_SKIPS,
     )
     theirs = hudi_read(spark, hudi_0_15, theirs_path)
     live = {"k6": "u6", "k8": "b8"}

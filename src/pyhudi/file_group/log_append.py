@@ -17,10 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pyhudi.codec.arrow_compute import field_values
 from pyhudi.codec.file_names import base_file_name, log_file_name, parse_base_file
 from pyhudi.codec.log import avro_columnar
 from pyhudi.codec.log.block import LogBlock
-from pyhudi.codec.log.delete_content import DeleteRecord
+from pyhudi.codec.log.delete_content import DeleteRecord, ordering_wrapper_for
 from pyhudi.codec.log.positions import encode_positions
 from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
@@ -97,9 +98,12 @@ def append_log(
     *,
     num_updates: int,
     positions: KnownPositions | None = None,
+    delete_ordering: str | None = None,
 ) -> dict[str, Any]:
     """Append `records` (upserts) and `deletes` as the slice's next log file; its stats row.
-    `positions`: from the index lookup (else the base file's keys are read, when positions go on)."""
+    `positions`: from the index lookup (else the base file's keys are read, when positions go on).
+    `delete_ordering`: the ordering field whose values the deletes carry (`_hoodie_is_deleted`
+    upserts under event-time ordering); None: natural order."""
     started = time.monotonic()
     name = log_file_name(file_id, state.base_instant, state.next_version, token)
     spec.ensure_partition_metadata(partition)
@@ -116,10 +120,7 @@ def append_log(
         if spec.collect_column_ranges:
             side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
-        keys = deletes.column(RECORD_KEY).to_pylist()
-        partitions = deletes.column(PARTITION_PATH).to_pylist()
-        # Ordering 0 ("natural order"): a delete always applies; the one wrapper hudi-rs decodes too.
-        entries = [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
+        entries = delete_entries(deletes, delete_ordering)
         block = delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json)
         blocks.append(_with_positions(block, located, deletes, known and known.deletes))
     data = encode_blocks(blocks)
@@ -144,6 +145,29 @@ def append_log(
         "log_files": ",".join([*state.log_file_names, name]),
         **side,
     }
+
+
+def delete_entries(deletes: pa.Table, ordering_field: str | None) -> list[DeleteRecord]:
+    """The delete block's records: with the ordering value as Hudi 0.15 writes it for an upsert
+    carrying `_hoodie_is_deleted=true` (`DeleteRecord.create(key, record.getOrderingValue())`, the
+    wrapper of the field's Java class), so that the log scanner ignores the delete against an
+    earlier log record with a greater value. Without `ordering_field` (the `delete` operation:
+    `EmptyHoodieRecordPayload`, several ordering fields), a null value, or a field type pyhudi
+    does not wrap: `IntWrapper(0)`, natural order, the delete always applies."""
+    keys = deletes.column(RECORD_KEY).to_pylist()
+    partitions = deletes.column(PARTITION_PATH).to_pylist()
+    values = (
+        field_values(deletes, ordering_field)
+        if ordering_field and "," not in ordering_field
+        else None
+    )
+    wrapper = ordering_wrapper_for(values.type) if values is not None else None
+    if values is None or wrapper is None:
+        return [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
+    return [
+        DeleteRecord(k, p, 0) if v is None else DeleteRecord(k, p, v, wrapper)
+        for k, p, v in zip(keys, partitions, values.to_pylist())
+    ]
 
 
 def _positions_allowed(

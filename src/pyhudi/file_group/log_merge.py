@@ -3,8 +3,9 @@
 Semantics (Hudi 0.14 `HoodieMergedLogRecordScanner` + Spark's payload-combine merge):
 * COMMIT_TIME_ORDERING (`OverwriteWithLatestAvroPayload`): the latest log version of a key wins over
   earlier log versions and over the base record; a delete removes the key.
-* EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): a natural-order delete (ordering 0) resets a
-  key; after it, the version with the greatest ordering value wins (ties: the later one); against
+* EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): a delete resets a key unless (ordered, not
+  natural-order 0) the key's current log version has a greater ordering value (`applied_deletes`);
+  after it, the version with the greatest ordering value wins (ties: the later one); against
   the base record, the base wins when its ordering value is greater (a stale update loses), and
   a delete always wins (Hudi 0.15 deletes the base record on a stale `_hoodie_is_deleted`).
   Ordering values compare by the one rule of `ordering.py` (nulls smallest, ties to the later
@@ -54,8 +55,9 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
     fields = ordering_columns(ordering)
     if mode is MergeMode.COMMIT_TIME_ORDERING or not fields or not _has(log, fields):
         return _last_per_key(log, [(SEQ, "ascending")])
-    resets = pc.and_(log.column(DELETED), log.column(NATURAL))
-    reset_seq = pc.if_else(resets, log.column(SEQ), -1)
+    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False)
+    resets = applied_deletes(log, fields)
+    reset_seq = pc.if_else(pa.array(resets), log.column(SEQ), -1)
     grouped = (
         pa.table({RECORD_KEY: log.column(RECORD_KEY), "r": reset_seq})
         .group_by(RECORD_KEY)
@@ -64,11 +66,11 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
     position = pc.index_in(log.column(RECORD_KEY), value_set=grouped.column(RECORD_KEY))
     last_reset = grouped.column("r_max").take(position)
     after_reset = pc.greater(log.column(SEQ), last_reset)
-    candidates = log.filter(pc.and_(after_reset, pc.invert(resets)))
+    candidates = log.filter(pc.and_(after_reset, pa.array(~deleted)))
     sortable, columns = with_sort_columns(candidates, fields)  # nested fields (`a.b`) as columns
     winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
     winners = winners.select(candidates.column_names)
-    deleted_keys = log.filter(resets)
+    deleted_keys = log.filter(pa.array(resets))
     if deleted_keys.num_rows == 0:
         return winners
     markers = _last_per_key(deleted_keys, [(SEQ, "ascending")])
@@ -76,6 +78,67 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
         pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=winners.column(RECORD_KEY)))
     )
     return pa.concat_tables([winners, markers])
+
+
+def applied_deletes(log: pa.Table, fields: list[str]) -> np.ndarray:
+    """Which delete rows of `log` apply under event-time ordering (Hudi 0.15
+    `HoodieMergedLogRecordScanner`, records applied oldest first):
+    * a natural-order delete (ordering 0) always applies;
+    * any other delete applies unless the key's current version is a record whose ordering value
+      is greater (`choosePrev`): that is the greatest record (ties: the later) since the last
+      delete that applied, or none;
+    * a delete that applied is a marker any later record replaces (`preCombine` takes the newer
+      payload over an empty one), so it resets the key like a natural-order delete.
+    A delete's outcome depends on the deletes before it: each round decides every key's earliest
+    undecided delete, so there are as many rounds as one key has ordered deletes (usually one)."""
+    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+    natural = log.column(NATURAL).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+    applied = deleted & natural
+    pending = deleted & ~natural
+    if not pending.any():
+        return applied
+    keys = log.column(RECORD_KEY)
+    key_ids = pc.index_in(keys, value_set=pc.unique(keys)).to_numpy(zero_copy_only=False)
+    seq = log.column(SEQ).combine_chunks().to_numpy(zero_copy_only=False)
+    n_keys = int(key_ids.max()) + 1
+    sortable, columns = with_sort_columns(log, fields)
+    while pending.any():
+        rows = np.nonzero(pending)[0]
+        rows = rows[np.lexsort((seq[rows], key_ids[rows]))]
+        first = rows[np.unique(key_ids[rows], return_index=True)[1]]  # each key's earliest
+        delete_seq = np.full(n_keys, -1, dtype=np.int64)
+        delete_seq[key_ids[first]] = seq[first]
+        # The key's last applied delete before its undecided one (-1: none).
+        last_applied = np.full(n_keys, -1, dtype=np.int64)
+        before = applied & (seq < delete_seq[key_ids])
+        np.maximum.at(last_applied, key_ids[before], seq[before])
+        between = (
+            ~deleted
+            & (delete_seq[key_ids] >= 0)
+            & (seq > last_applied[key_ids])
+            & (seq < delete_seq[key_ids])
+        )
+        outcome = np.ones(n_keys, dtype=bool)  # no record since the last delete: it applies
+        if between.any():
+            current = _last_per_key(
+                sortable.filter(pa.array(between)),
+                [*((c, "ascending") for c in columns), (SEQ, "ascending")],
+            )
+            current_ids = pc.index_in(
+                current.column(RECORD_KEY), value_set=pc.unique(keys)
+            ).to_numpy(zero_copy_only=False)
+            row_of_key = np.full(n_keys, -1, dtype=np.int64)
+            row_of_key[key_ids[first]] = first
+            against = sortable.take(pa.array(row_of_key[current_ids]))
+            stays = earlier_stays(
+                ARROW,
+                [current.column(c).combine_chunks() for c in columns],
+                [against.column(c).combine_chunks() for c in columns],
+            )
+            outcome[current_ids] = ~stays.to_numpy(zero_copy_only=False)
+        applied[first] = outcome[key_ids[first]]
+        pending[first] = False
+    return applied
 
 
 def merge_with_base(

@@ -23,10 +23,11 @@ from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
-from pyhudi.file_group.merge import keep_latest_per_key, merge_into_file_group
+from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
+from pyhudi.table.payload import MergeMode
 from pyhudi.writer.job import WriteJob, merge_spec, write_tasks
 from pyhudi.writer.late_tasks import settled_groups
 
@@ -101,12 +102,22 @@ def mor_file_group_function(
             records.filter(deletes),
             num_updates=upserts.num_rows,
             positions=positions,
+            delete_ordering=_delete_ordering(merge),
         )
         if spec.collect_keys:
             row.update(log_key_changes(records.column(RECORD_KEY), deletes, located))
         return stats_table([row])
 
     return run
+
+
+def _delete_ordering(merge: MergeSpec) -> str | None:
+    """The ordering field the log deletes carry: under event-time ordering, Hudi 0.15 writes a
+    `_hoodie_is_deleted` upsert's delete with the record's ordering value; the `delete`
+    operation's deletes (`EmptyHoodieRecordPayload`) keep natural order (0)."""
+    if merge.deletes_always_apply or merge.merge_mode is not MergeMode.EVENT_TIME_ORDERING:
+        return None
+    return merge.ordering_field
 
 
 def _known_positions(

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 
 from pyhudi.codec.log.block import BLOCK_CONTENT_VERSION
 from pyhudi.exceptions import CorruptFileError, UnsupportedVersionError
@@ -81,6 +82,31 @@ def infer_ordering_wrapper(value: object) -> tuple[OrderingWrapper, object]:
         if isinstance(value, kind):
             return wrapper, value
     raise TypeError(f"no Hudi ordering-value wrapper for {type(value).__name__} {value!r}")
+
+
+def ordering_wrapper_for(data_type: pa.DataType) -> OrderingWrapper | None:
+    """The wrapper Hudi 0.15 writes an ordering value of a field of this Arrow type with: the Java
+    class Avro reads the field as (`int` Integer, `long` Long, `string` String, `date` LocalDate,
+    ...), which the log scanner requires of a delete's ordering value to compare it with a stored
+    record's (`ReflectionUtils.isSameClass`). None: a type pyhudi keeps deletes of in natural order
+    (timestamps, decimals, nested types)."""
+    if pa.types.is_boolean(data_type):
+        return OrderingWrapper.BOOLEAN
+    if pa.types.is_int8(data_type) or pa.types.is_int16(data_type) or pa.types.is_int32(data_type):
+        return OrderingWrapper.INT
+    if pa.types.is_int64(data_type):
+        return OrderingWrapper.LONG
+    if pa.types.is_float32(data_type):
+        return OrderingWrapper.FLOAT
+    if pa.types.is_float64(data_type):
+        return OrderingWrapper.DOUBLE
+    if pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
+        return OrderingWrapper.STRING
+    if pa.types.is_binary(data_type) or pa.types.is_large_binary(data_type):
+        return OrderingWrapper.BYTES
+    if pa.types.is_date32(data_type):
+        return OrderingWrapper.DATE
+    return None
 
 
 @dataclass(frozen=True)
