@@ -9,6 +9,17 @@
 | expiry    | `hoodie.write.lock.filesystem.expire` minutes after the file's modification time     |
 |           | (0, the default: never; a crashed holder's file must then be deleted by hand)        |
 
+Only the file's existence and modification time matter: neither Hudi nor pyhudi parses the content
+(it is shown as the holder). Hudi 0.15's own lock file is in fact empty on local storage: its
+`acquireLock` writes the `LockInfo` only `if (!fs.exists(lockFile))` right after `fs.create`, and
+through Hadoop's `LocalFileSystem` it has a `.lock.crc` sibling, removed by Hudi's delete.
+
+Hudi 0.15's `close()` deletes the lock file whoever wrote it. Its `LockManager.unlock()` closes
+the provider right after unlocking, and a Hudi write whose `lock()` gave up closes it as well: that
+writer removes the holder's file (the judge test shows it), so a third writer can then take it. pyhudi cannot prevent that; it
+never deletes a file it did not write. tests/judge/test_mixed_writers.py runs pyhudi and Hudi 0.15
+under OCC on one lock file and shows both.
+
 One attempt per `try_lock`, as in Hudi; the lock manager retries. pyhudi creates the file with an
 atomic create-if-absent (Hudi checks, then creates) and deletes only a file it wrote itself.
 """
