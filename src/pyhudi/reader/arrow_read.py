@@ -35,6 +35,7 @@ from pyhudi.file_group.slice_overlay import header_positions, slice_live_rows
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
+from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import COMPARISONS, PartitionFilter, validate_filters
 from pyhudi.reader.slices import slice_tasks
@@ -73,9 +74,12 @@ def read_plan_arrow(
             parts.append(_scan_base_files(ctx, scan, schema, needed, condition))
         parts.extend(f.result() for f in merged)
     parts = [p.select(out.names) for p in parts if p.num_rows]
-    if not parts:
-        return out.empty_table()
-    return pa.concat_tables([conform(p, out) for p in parts])
+    table = pa.concat_tables([conform(p, out) for p in parts]) if parts else out.empty_table()
+    for name in string_partition_fields(ctx.config):  # Hudi 1.x: strings (partition_values.py)
+        if name in table.column_names:
+            index = table.column_names.index(name)
+            table = table.set_column(index, name, table.column(name).cast(pa.string()))
+    return table
 
 
 def output_schema(plan: ReadPlan, columns: Sequence[str] | None) -> pa.Schema:

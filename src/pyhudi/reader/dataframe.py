@@ -20,6 +20,7 @@ from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
 from pyhudi.reader.mor_spark import read_log_slices
+from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import PartitionFilter, validate_filters
 from pyhudi.reader.row_filters import rows_condition
@@ -90,6 +91,9 @@ def dataframe_for_plan(
         df = df.filter(condition)
     if plan.drop_meta_fields:
         df = df.drop(*META_FIELDS)
+    for name in string_partition_fields(ctx.config):
+        if name in df.columns:
+            df = df.withColumn(name, F.col(sql_identifier(name)).cast("string"))
     if columns is not None:
         df = df.select(*(F.col(sql_identifier(name)) for name in columns))
     return df
