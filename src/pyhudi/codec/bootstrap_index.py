@@ -24,7 +24,9 @@ from pyhudi.codec.hfile.writer import HFILE_BOOTSTRAP_COMPARATOR, write_hfile
 INDEX_FILE_NAME = "00000000-0000-0000-0000-000000000000-0_1-0-1_00000000000001.hfile"
 PARTITIONS_FOLDER = ".hoodie/.aux/.bootstrap/.partitions"
 FILEIDS_FOLDER = ".hoodie/.aux/.bootstrap/.fileids"
-INDEX_CLASS = "org.apache.hudi.common.bootstrap.index.HFileBootstrapIndex"
+#: Hudi 0.15 moved the class to the `hfile` package (0.14: `...bootstrap.index.HFileBootstrapIndex`);
+#: Hudi 0.15 cannot instantiate the 0.14 name from a table's properties, Hudi 1.2 reads both.
+INDEX_CLASS = "org.apache.hudi.common.bootstrap.index.hfile.HFileBootstrapIndex"
 INDEX_INFO_KEY = b"INDEX_INFO"
 
 
