@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-_INSTANT_RE = re.compile(r"^\d{14}(\d{3})?(\d{3})?$")
+#: yyyyMMddHHmmss[SSS], plus the metadata table's 3-digit suffixes: Hudi 1.x appends two to the
+#: instants it initializes index partitions at (`<time>010` + `001` for their compaction).
+_INSTANT_RE = re.compile(r"^\d{14}(\d{3})?(\d{3})?(\d{3})?$")
 
 
 class InstantTime(str):
