@@ -122,12 +122,6 @@ CASES: dict[str, Case] = {
             **CUSTOM_KEYS,
         },
     ),
-    "v6_by_1_2_mor_unix_timestamp": Case(
-        "hudi_1_2",
-        "MERGE_ON_READ",
-        {**_timestamp_keys("big", "UNIX_TIMESTAMP", "yyyy-MM"), **V6},
-        compact_with_call=True,
-    ),
     "v8_mor_epochmillis": Case(
         "hudi_1_2",
         "MERGE_ON_READ",
@@ -209,7 +203,6 @@ def _queries(table: Written) -> dict[str, dict[str, str]]:
     queries = {
         "snapshot": {},
         "time travel": {"as.of.instant": _instant(table, -2, completion=False)},
-        "time travel, first commit": {"as.of.instant": _instant(table, 0, completion=False)},
         "incremental": {
             "hoodie.datasource.query.type": "incremental",
             "hoodie.datasource.read.begin.instanttime": _instant(table, -3, completion=completion),
@@ -235,7 +228,6 @@ def _readers(table: Written) -> list[str]:
 #: merge-on-read table (ClassCastException UTF8String -> Boolean).
 HUDI_0_15_FAILS = {
     "v6_cow_bloom_epochmillis": r"ClassCastException|Failed to cast value",
-    "v6_by_1_2_mor_unix_timestamp": r"ClassCastException|Failed to cast value",
     "v6_mor_simple_complex": r"UTF8String cannot be cast to class java.lang.Boolean",
 }
 
