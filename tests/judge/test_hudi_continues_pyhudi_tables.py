@@ -26,12 +26,7 @@ CASES = {
     "cow_record_index": base_options("cow_record_index", "COPY_ON_WRITE", **RECORD_INDEX),
 }
 #: Each case continued by one Hudi version (each case costs four Hudi writes with services).
-PAIRS = [
-    ("mor_bloom", "hudi_0_15"),
-    ("cow_record_index", "hudi_0_15"),
-    ("mor_bucket", "hudi_1_2"),
-    ("cow_bloom", "hudi_1_2"),
-]
+PAIRS = [("mor_bloom", "hudi_0_15"), ("mor_bucket", "hudi_1_2")]
 
 #: Hudi's table services, inline and eager: compaction every 2 delta commits, clustering every 2
 #: commits, a clean keeping 1 commit and archival down to 2 (the metadata table compacting after
@@ -52,14 +47,15 @@ CLUSTERING = {"hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.
 def pyhudi_tables(spark, tmp_path_factory) -> dict[str, Path]:  # type: ignore[no-untyped-def]
     """Each case as pyhudi writes it: a bulk insert, then an upsert (updates and inserts)."""
     root = tmp_path_factory.mktemp("pyhudi-v6")
-    for name, options in CASES.items():
+    for name in sorted({case for case, _ in PAIRS}):
+        options = CASES[name]
         path = str(root / name)
         for operation, df in [
             ("bulk_insert", all_types_frame(spark, range(30), 1, "a")),
             ("upsert", all_types_frame(spark, range(20, 40), 2, "b")),
         ]:
             pyhudi.write(df, path, {**options, "hoodie.datasource.write.operation": operation})
-    return {name: root / name for name in CASES}
+    return {name: root / name for name, _ in PAIRS}
 
 
 def _hudi_continues(spark, judge, path: str, options: dict[str, str]) -> None:  # type: ignore[no-untyped-def]

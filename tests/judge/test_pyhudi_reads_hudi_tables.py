@@ -219,7 +219,12 @@ def _queries(table: Written) -> dict[str, dict[str, str]]:
 
 
 def _readers(table: Written) -> list[str]:
-    return ["hudi_0_15", "hudi_1_2"] if table.case.version == 6 else ["hudi_1_2"]
+    """Hudi 1.2 reads what it wrote; Hudi 0.15 reads its own tables, and Hudi 1.2 reads those too
+    where Hudi 0.15 fails (`HUDI_0_15_FAILS`: the test suite's time goes to more tables instead)."""
+    if table.case.writer == "hudi_1_2":
+        return ["hudi_1_2"]
+    failing = any(table.path.endswith("/" + name) for name in HUDI_0_15_FAILS)
+    return ["hudi_0_15", "hudi_1_2"] if failing else ["hudi_0_15"]
 
 
 #: Hudi 0.15 fails these reads (its own tables too) while Hudi 1.2 reads them: a timestamp-based

@@ -21,7 +21,7 @@ EVENT_TIME = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 SCHEMA = "id string, part string, ts long, val string"
 KEYS = [f"k{i:02d}" for i in range(14)]
 COLUMNS = ["id", "part", "ts", "val"]
-STEPS = 4
+STEPS = 3
 #: (table type, index, payload class): every index on both table types, every index and every table
 #: type under both payloads (the full product costs twice the time for little more coverage).
 CASES = [
