@@ -5,6 +5,7 @@ Hudi's seconds are measured inside its process (no request overhead).
 
 Ratios: pyhudi seconds / Hudi seconds (`*_vs_hudi_0_15`, `*_vs_hudi_1_2`), median of `RUNS`.
 Hudi 1.2 writes its default table version (9); pyhudi and Hudi 0.15 write version 6.
+`PYHUDI_BENCH_HUDI=0.15` (or `1.2`) runs against one Hudi version only.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def run(spark: SparkSession) -> dict[str, Measure]:
     materialize(spark, upsert_batch(spark), batch)
     ours = _pyhudi_seconds(spark, source, batch)
     results: dict[str, Measure] = {}
-    for version in (HUDI_0_15, HUDI_1_2):
+    wanted = os.environ.get("PYHUDI_BENCH_HUDI", "0.15,1.2").split(",")
+    for version in (v for v in (HUDI_0_15, HUDI_1_2) if v.name in wanted):
         theirs = _hudi_seconds(version, source, batch)
         suffix = "hudi_" + version.name.replace(".", "_")
         for step in (*STEPS, "metadata_upsert"):
