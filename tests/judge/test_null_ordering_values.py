@@ -29,6 +29,7 @@ from pyhudi.file_group.ordering import ARROW, earlier_stays
 from pyhudi.reader.mor_spark import SPARK_ORDERING
 from tests.judge.client import Judge, JudgeError
 from tests.judge.compare import assert_same_read, hudi_frame
+from tests.judge.tables import base_options
 
 SCHEMA = pa.schema(
     [
@@ -50,17 +51,16 @@ def rows(*values: tuple[Any, ...]) -> pa.Table:
 
 
 def options(name: str, table_type: str, index: str = "BLOOM") -> dict[str, str]:
-    return {
-        "hoodie.table.name": name,
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "part",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
-        "hoodie.index.type": index,
-        "hoodie.bucket.index.num.buckets": "1",
-        "hoodie.compact.inline": "false",
-    }
+    return base_options(
+        name,
+        table_type,
+        **{
+            "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+            "hoodie.index.type": index,
+            "hoodie.bucket.index.num.buckets": "1",
+            "hoodie.compact.inline": "false",
+        },
+    )
 
 
 def _op(o: dict[str, str], operation: str) -> dict[str, str]:
