@@ -16,11 +16,8 @@ from pyspark.sql import functions as F
 
 import pyhudi
 from tests.judge.client import Judge, JudgeError
-from tests.judge.compare import assert_same_read, hudi_frame
+from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 from tests.judge.tables import all_types_frame, base_options
-
-#: Hudi reads through its metadata table and its column stats, as its users do.
-HUDI_READ = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"}
 
 #: Hudi 1.2 writes these older table versions only when told not to upgrade.
 V6 = {"hoodie.write.table.version": "6", "hoodie.write.auto.upgrade": "false"}
