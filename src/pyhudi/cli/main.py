@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 
+import pyhudi
 from pyhudi.exceptions import HudiError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -15,7 +17,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyhudi", description="Apache Hudi tables on PySpark, no Hudi jars."
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"pyhudi {package_version()}",
+        help="print the version and exit",
+    )
+    commands = parser.add_subparsers(dest="command")
     from pyhudi.cli import demo, inspect_cmds
 
     inspect_cmds.register(commands)
@@ -34,9 +42,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def package_version() -> str:
+    """The installed distribution's version; the package's own `__version__` when pyhudi runs
+    from a source tree that was never installed."""
+    try:
+        return importlib.metadata.version("pyhudi")
+    except importlib.metadata.PackageNotFoundError:
+        return str(getattr(pyhudi, "__version__", "unknown"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # bare `pyhudi`: what it can do, not an error
+        parser.print_help()
+        return 0
     handler: Handler = args.handler
     try:
         return handler(args)
