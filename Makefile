@@ -56,5 +56,9 @@ bench: check-java install ## run the benchmarks (+ the delta-rs peer: the bench 
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	$(BIN)/python -m bench.run
 
+.PHONY: docs-options
+docs-options: install ## regenerate docs/options.md from the option registry
+	$(BIN)/python scripts/gen-options-doc
+
 clean: ## remove the venv, caches and demo data
 	rm -rf $(VENV) demo-data .pytest_cache .mypy_cache .ruff_cache
