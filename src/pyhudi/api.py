@@ -24,6 +24,7 @@ from pyhudi.table.schema import table_arrow_schema
 from pyhudi.timeline.archived import read_archived_instants
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
     from pyhudi.services.namespaces import ClusteringService, CompactionService
@@ -31,9 +32,18 @@ if TYPE_CHECKING:
 
 
 def write(
-    df: DataFrame, path: str, options: Mapping[str, str], *, mode: str = "append"
+    df: DataFrame | pd.DataFrame | pa.Table,
+    path: str,
+    options: Mapping[str, str],
+    *,
+    mode: str = "append",
 ) -> CommitResult:
-    """Write a Spark DataFrame into the Hudi table at `path`, with Apache Hudi's option keys.
+    """Write rows into the Hudi table at `path`, with Apache Hudi's option keys.
+
+    `df` is a Spark DataFrame, or a pandas DataFrame / `pyarrow.Table` (or any Arrow C stream)
+    converted through the active SparkSession with its Arrow types kept (timestamps with a zone
+    become `timestamp`, without one `timestamp_ntz`; decimals keep precision and scale).
+    Anything else is an `UnsupportedInputError`.
 
     >>> pyhudi.write(df, "/data/trips", {"hoodie.table.name": "trips",  # doctest: +SKIP
     ...     "hoodie.datasource.write.recordkey.field": "uuid",
@@ -43,10 +53,12 @@ def write(
     """
     from pyhudi.client.write_client import write as _write
     from pyhudi.spark.datasource import register
+    from pyhudi.spark.frames import spark_frame
 
-    register(df.sparkSession)
-    result = _write(df, path, options, mode=mode)
-    _sync(df.sparkSession, path, options)
+    frame = spark_frame(df)
+    register(frame.sparkSession)
+    result = _write(frame, path, options, mode=mode)
+    _sync(frame.sparkSession, path, options)
     return result
 
 

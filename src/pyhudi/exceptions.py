@@ -67,3 +67,7 @@ class WriteError(HudiError):
 
 class UnsafePathError(HudiError, ValueError):
     """A path a table operation would create or delete resolves outside the table's root folder."""
+
+
+class UnsupportedInputError(HudiError, TypeError):
+    """An entry point was handed data of a type it cannot take (the message names what it takes)."""
