@@ -182,22 +182,33 @@ def step_demo(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-de
     return {"code": code, "stdout": printed.getvalue(), "path": os.path.join(path, "trips")}
 
 
+#: The documentation page whose blocks the deployment tests run as written.
+DEPLOYMENTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "deployments.md"
+
+
 def _section(section: str) -> str:
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    body = text[text.index(section) :]
-    return body[: body.index("\n#", len(section))]
+    """One section of the deployments page, from its heading (found by its title, whatever its
+    level: `### A cluster` finds `## A cluster`) up to the next heading of the same or a higher
+    level."""
+    title = section.lstrip("#").strip()
+    text = DEPLOYMENTS_PAGE.read_text()
+    heading = re.search(rf"^(#+) {re.escape(title)}", text, flags=re.M)
+    if heading is None:
+        raise LookupError(f"no section {title!r} in {DEPLOYMENTS_PAGE}")
+    level = len(heading.group(1))
+    body = text[heading.start() :]
+    end = re.search(rf"^#{{1,{level}}} ", body[heading.end() - heading.start() :], flags=re.M)
+    return body if end is None else body[: heading.end() - heading.start() + end.start()]
 
 
-def readme_blocks(section: str = "## Where it runs") -> list[str]:
-    """The Python code blocks of one README section (up to its next heading)."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    body = text[text.index(section) :]
-    body = body[: body.index("\n## ", len(section))]
-    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+def readme_blocks(section: str = "# Where it runs") -> list[str]:
+    """The Python code blocks of one section of docs/deployments.md (the whole page by default:
+    the user-session, Spark SQL and catalog sync blocks)."""
+    return re.findall(r"```python\n(.*?)```", _section(section), flags=re.S)
 
 
 def readme_commands(section: str) -> list[str]:
-    """The shell commands of the bash blocks of one README subsection, comments dropped."""
+    """The shell commands of the bash blocks of one docs/deployments.md section, comments dropped."""
     blocks = re.findall(r"```bash\n(.*?)```", _section(section), flags=re.S)
     lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
     return [line for line in lines if line]
