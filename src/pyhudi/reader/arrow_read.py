@@ -37,7 +37,12 @@ from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
-from pyhudi.reader.pruning import COMPARISONS, PartitionFilter, validate_filters
+from pyhudi.reader.pruning import (
+    COMPARISONS,
+    PartitionFilter,
+    check_filter_columns,
+    validate_filters,
+)
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
 from pyhudi.table.payload import MergeMode
@@ -204,12 +209,8 @@ def rows_expression(
     if commit_times is not None:
         values = pa.array(sorted(commit_times), pa.string())
         terms.append(pc.field(COMMIT_TIME).isin(values))
+    check_filter_columns(schema, filters)
     for column, op, value in filters:
-        if column not in schema.names:
-            raise ConfigError(
-                f"filter column {column!r} is not a column of the table "
-                f"(it has {', '.join(schema.names)})"
-            )
         terms.append(_term(schema.field(column), op, value))
     if not terms:
         return None

@@ -27,7 +27,7 @@ from pyhudi.metadata.listing import is_kept_listing
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import Action, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
-from pyhudi.reader.pruning import PartitionFilter, prune_partitions
+from pyhudi.reader.pruning import PartitionFilter, check_filter_columns, prune_partitions
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.timeline import normalize_instant_time
@@ -146,6 +146,7 @@ def _plan(
     commit_times: frozenset[str] | None,
     filters: tuple[PartitionFilter, ...],
 ) -> ReadPlan:
+    check_filter_columns(with_meta_fields(schema), filters)
     visible = ctx.active.timeline.commits().up_to(as_of)
     base_only, with_logs, stitched = split_slices(slices)
     return ReadPlan(

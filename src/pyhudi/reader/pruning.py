@@ -12,6 +12,8 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from pyhudi.exceptions import ConfigError
 from pyhudi.keygen.spec import DEFAULT_PARTITION_PATH, KeyGenKind, kind_of_class
 from pyhudi.table.context import TableContext
@@ -40,6 +42,17 @@ def validate_filters(filters: Sequence[PartitionFilter]) -> tuple[PartitionFilte
             )
         checked.append((str(item[0]), str(item[1]).lower(), item[2]))
     return tuple(checked)
+
+
+def check_filter_columns(schema: pa.Schema, filters: Sequence[PartitionFilter]) -> None:
+    """Every filter names a column of the rows read (meta fields included): the one error both
+    `pyhudi.read` and `pyhudi.read_arrow` give for any other name."""
+    for column, _, _ in filters:
+        if column not in schema.names:
+            columns = ", ".join(schema.names) or "none: nothing was written yet"
+            raise ConfigError(
+                f"filter column {column!r} is not a column of the table (it has {columns})"
+            )
 
 
 def partition_values(ctx: TableContext, partition_path: str) -> dict[str, str | None] | None:

@@ -43,6 +43,7 @@ from pyhudi.spark.catalog import (
     binding_of,
     is_catalog_create,
 )
+from pyhudi.spark.errors import short_errors, short_errors_iter
 from pyhudi.table.context import TableContext
 
 
@@ -69,6 +70,7 @@ class HudiDataSource(DataSource):
     def name(cls) -> str:
         return "hudi"
 
+    @short_errors
     def schema(self) -> StructType:
         from pyhudi.reader.dataframe import spark_schema
 
@@ -85,12 +87,14 @@ class HudiDataSource(DataSource):
         schema = spark_schema(plan_read(ctx, binding.options), output=True)
         return attach_binding(schema, binding)
 
+    @short_errors
     def reader(self, schema: StructType) -> DataSourceReader:
         binding = binding_of(schema)
         return self.reader_class(
             _path(self.options, binding), _plain(self.options, binding), schema
         )
 
+    @short_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         from pyhudi.spark.source_writer import HudiDataSourceWriter, sql_insert_options
 
@@ -128,6 +132,7 @@ class HudiDataSourceReader(DataSourceReader):
         self.path, self.options, self.schema = path, options, schema
         self.filters: list[PartitionFilter] = []
 
+    @short_errors
     def partitions(self) -> Sequence[InputPartition]:
         ctx = TableContext.open(self.path)
         partition_fields = set(ctx.config.partition_fields)
@@ -139,6 +144,7 @@ class HudiDataSourceReader(DataSourceReader):
             return [SlicePartition([])]
         return [SlicePartition([task]) for task in tasks]
 
+    @short_errors_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         target = to_arrow_schema(_without_metadata(self.schema), timezone="UTC")
         for task in partition.tasks:  # type: ignore[attr-defined]

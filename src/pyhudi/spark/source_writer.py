@@ -25,6 +25,7 @@ from pyhudi.keygen.arrow import partition_paths, record_keys
 from pyhudi.keygen.arrow_check import check_arrow_partition_values
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark.bucket_writer import BucketPlan, claims_folder, write_buckets
+from pyhudi.spark.errors import short_errors
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.column_names import conformed_schema, sanitize_mask, sanitized_batch
@@ -158,6 +159,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             self.transaction.abort()
             raise
 
+    @short_errors
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         if self.bootstrapped:
             return HudiCommitMessage([])
@@ -211,6 +213,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         data = data.append_column(RECORD_KEY, keys).append_column(PARTITION_PATH, partitions)
         return data.append_column(DELETE, deleted) if keep_deletes else data
 
+    @short_errors
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.bootstrapped:
             return
@@ -234,6 +237,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
                 replaced.setdefault(group.partition_path, []).append(group.file_id)
         return replaced
 
+    @short_errors
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.bootstrapped:
             return
