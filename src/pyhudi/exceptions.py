@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import sys
+
+#: The last line of a Python worker's traceback when a task raised one of these errors, as Spark
+#: quotes it in the exception it raises on the driver.
+_RAISED_IN_TASK = re.compile(r"^pyhudi\.exceptions\.(\w+): (.*)$", re.MULTILINE)
+
 
 class HudiError(Exception):
     """Root of every error pyhudi raises on purpose."""
@@ -71,3 +78,17 @@ class UnsafePathError(HudiError, ValueError):
 
 class UnsupportedInputError(HudiError, TypeError):
     """An entry point was handed data of a type it cannot take (the message names what it takes)."""
+
+
+def raised_in_task(spark_error: BaseException) -> HudiError | None:
+    """The `HudiError` a Spark task raised, rebuilt from the text of the exception Spark raised
+    for it on the driver (a Python worker's error reaches the driver only as text); None when no
+    task raised one."""
+    found = _RAISED_IN_TASK.findall(str(spark_error))
+    if not found:
+        return None
+    name, message = found[-1]
+    error_class = getattr(sys.modules[__name__], name, None)
+    if not (isinstance(error_class, type) and issubclass(error_class, HudiError)):
+        return None
+    return error_class(re.sub(r"\s*SQLSTATE: \w+$", "", message).strip())

@@ -13,6 +13,7 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.errors import AnalysisException, PythonException, StreamingQueryException
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.hostile import rendered, text, values
 from tests.helpers.oracle import hudi_rs_table
@@ -172,15 +173,15 @@ def test_data_source_writes_reject_hostile_values_and_leave_the_table(spark, tmp
     before, around = tree_bytes(table), tree_bytes(tmp_path)
     rows = [dict(trips(300, 1)[0], city="../../escape")]
     options = {**trips_options(), "hoodie.datasource.write.operation": "insert"}
-    with pytest.raises(Exception, match="partition path field 'city'"):
+    with pytest.raises(PythonException, match=r"InvalidRecordError: .*partition path field 'city'"):
         df_of(spark, rows).write.format("hudi").options(**options).mode("append").save(table)
     assert tree_bytes(table) == before and tree_bytes(tmp_path) == around
     fresh = tmp_path / "fresh"
-    with pytest.raises(Exception, match="partition path field 'city'"):
+    with pytest.raises(PythonException, match=r"InvalidRecordError: .*partition path field 'city'"):
         df_of(spark, rows).write.format("hudi").options(**options).mode("append").save(str(fresh))
     assert tree_bytes(fresh) == {}  # the table it created is gone again
     frame = df_of(spark, trips(0, 2)).withColumnRenamed("fare", "fare amount")
-    with pytest.raises(Exception, match="fare amount"):
+    with pytest.raises(AnalysisException, match=r"SchemaMismatchError: .*'fare amount'"):
         frame.write.format("hudi").options(**options).mode("append").save(str(tmp_path / "x"))
     assert tree_bytes(tmp_path / "x") == {}
 
@@ -195,7 +196,7 @@ def test_a_data_source_write_rejected_in_one_task_removes_the_partition_another_
     frame = df_of(spark, rows).repartition(2, "city")
     assert sorted(len(p) for p in frame.rdd.glom().collect()) == [1, 1]
     options = {**trips_options(), "hoodie.datasource.write.operation": "insert"}
-    with pytest.raises(Exception, match="partition path field 'city'"):
+    with pytest.raises(PythonException, match=r"InvalidRecordError: .*partition path field 'city'"):
         frame.write.format("hudi").options(**options).mode("append").save(table)
     assert tree_bytes(table) == before and tree_bytes(tmp_path) == around
 
@@ -213,7 +214,9 @@ def test_stream_write_rejects_a_hostile_micro_batch(spark, tmp_path, table):
         checkpoint_location=str(tmp_path / "chk"),
         trigger={"availableNow": True},
     )
-    with pytest.raises(Exception, match="partition path field 'city'"):
+    with pytest.raises(
+        StreamingQueryException, match=r"InvalidRecordError: .*partition path field 'city'"
+    ):
         query.awaitTermination(120)
     assert tree_bytes(table) == before
     assert not os.path.exists("/somewhere")
@@ -314,6 +317,6 @@ def test_full_record_bootstrap_checks_partition_values_from_the_key_generator(sp
         source, "FullRecord", **{"hoodie.datasource.write.hive_style_partitioning": "false"}
     )
     around = tree_bytes(tmp_path)
-    with pytest.raises(Exception, match="partition path field 'city'"):
+    with pytest.raises(InvalidRecordError, match="partition path field 'city'"):
         pyhudi.write(spark.createDataFrame([], "x int"), str(target), options)
     assert tree_bytes(tmp_path) == around and not target.exists()  # the created table is gone

@@ -29,7 +29,7 @@ from pyhudi.codec import bootstrap_index
 from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.config import bootstrap as bootstrap_keys
 from pyhudi.config import table as table_keys
-from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError
+from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError, raised_in_task
 from pyhudi.file_group.identity import local_task
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of
@@ -325,7 +325,13 @@ def run_file_tasks(spark: SparkSession | None, function, groups: list[list[int]]
         slots = spark.range(0, len(groups), 1, numPartitions=len(groups)).select(
             F.col("id").cast("int").alias("slot")
         )
-        stats = slots.mapInArrow(_by_slot(function, groups), STATS_DDL).collect()
+        try:
+            stats = slots.mapInArrow(_by_slot(function, groups), STATS_DDL).collect()
+        except Exception as err:  # a task's HudiError arrives as Spark's exception: ours again
+            raised = raised_in_task(err)
+            if raised is None:
+                raise
+            raise raised from err
         return [r.asDict() for r in stats]
 
     def task(slot: int) -> list[dict]:

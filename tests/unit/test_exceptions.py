@@ -1,0 +1,44 @@
+"""A `HudiError` raised in a Spark task is rebuilt, class and message, from Spark's text of it."""
+
+from __future__ import annotations
+
+from pyhudi.exceptions import (
+    CorruptFileError,
+    InvalidRecordError,
+    WriteConflictError,
+    raised_in_task,
+)
+
+#: What Spark 4 puts in a failed job's exception for a Python task that raised (shortened).
+SPARK_TEXT = """An error occurred while calling o273.collectToPython.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 3.0 failed 1 \
+times, most recent failure: Lost task 1.0 (TID 7): org.apache.spark.api.python.PythonException: \
+Traceback (most recent call last):
+  File "/site-packages/pyhudi/bootstrap/full_record.py", line 47, in run
+    check_arrow_partition_values(table, keys, keygen)
+pyhudi.exceptions.InvalidRecordError: record key 'id-2': partition path field 'city' has value '..'
+ SQLSTATE: 38000
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(...)
+"""
+
+
+def test_a_task_error_comes_back_as_its_class_with_its_message():
+    error = raised_in_task(RuntimeError(SPARK_TEXT))
+    assert type(error) is InvalidRecordError
+    assert str(error) == "record key 'id-2': partition path field 'city' has value '..'"
+
+
+def test_the_last_error_quoted_wins_and_a_same_line_sql_state_is_dropped():
+    text = (
+        "pyhudi.exceptions.CorruptFileError: first\n"
+        "pyhudi.exceptions.WriteConflictError: instant 001 was rolled back SQLSTATE: 38000\n"
+    )
+    error = raised_in_task(RuntimeError(text))
+    assert type(error) is WriteConflictError and str(error) == "instant 001 was rolled back"
+    assert type(raised_in_task(RuntimeError(text.splitlines()[0]))) is CorruptFileError
+
+
+def test_text_without_a_pyhudi_error_or_with_an_unknown_name_gives_none():
+    assert raised_in_task(RuntimeError("java.lang.OutOfMemoryError: Java heap space")) is None
+    assert raised_in_task(RuntimeError("pyhudi.exceptions.NotAClass: x")) is None
+    assert raised_in_task(RuntimeError("pyhudi.exceptions.re: x")) is None
