@@ -10,6 +10,7 @@ from collections import Counter
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.errors import AnalysisException
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table, rows
 from tests.helpers.trees import tree_bytes
@@ -222,7 +223,10 @@ def test_the_data_source_refuses_bucket_writes_it_cannot_shuffle(
         "hoodie.datasource.write.operation": operation,
     }
     writer = df_of(spark, trips(0, 20)).write.format("hudi").options(**options).mode(mode)
-    with pytest.raises(Exception, match=r"hoodie.index.type=BUCKET.*pyhudi.write"):
+    with pytest.raises(
+        AnalysisException,
+        match=r"UnsupportedOperationError: .*hoodie.index.type=BUCKET.*pyhudi.write",
+    ):
         writer.save(path)
     assert not os.path.exists(path) or not os.listdir(path)
 
@@ -256,6 +260,8 @@ def test_fewer_buckets_than_the_table_has_is_refused(spark, tmp_path):
     with pytest.raises(ConfigError, match=r"num.buckets=2, but the table has bucket 3"):
         _write(spark, path, trips(0, 5, ts=2, city="sf"), "upsert", fewer)
     writer = df_of(spark, trips(0, 5, ts=2, city="sf")).write.format("hudi").options(**fewer)
-    with pytest.raises(Exception, match=r"num.buckets=2, but the table has bucket 3"):
+    with pytest.raises(
+        AnalysisException, match=r"ConfigError: .*num.buckets=2, but the table has bucket 3"
+    ):
         writer.option("hoodie.datasource.write.operation", "upsert").mode("append").save(path)
     assert tree_bytes(path) == before

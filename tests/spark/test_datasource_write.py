@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pyspark.errors import AnalysisException
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 
@@ -34,7 +35,10 @@ def test_operations_needing_a_join_name_pyhudi_write(spark, tmp_path):
         **options, **{"hoodie.datasource.write.operation": "insert"}
     ).mode("append").save(path)
     for operation in ("upsert", "delete"):
-        with pytest.raises(Exception, match=r"pyhudi\.write\(df, path, options\)"):
+        with pytest.raises(
+            AnalysisException,
+            match=r"UnsupportedOperationError: .*pyhudi\.write\(df, path, options\)",
+        ):
             df_of(spark, trips(0, 2)).write.format("hudi").options(
                 **options, **{"hoodie.datasource.write.operation": operation}
             ).mode("append").save(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from pyspark.errors import SparkRuntimeException
 
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX, record_key_column
 from pyhudi.keygen.spark_sql import record_key_sql, sql_json_constant, sql_string
@@ -55,7 +56,7 @@ def test_a_simple_key_and_a_folder_value_in_sql(spark) -> None:
 
 def test_a_null_simple_key_fails_the_job_with_the_writer_message(spark) -> None:
     frame = spark.createDataFrame(ROWS, SCHEMA)
-    with pytest.raises(Exception, match=KEY_ERROR_PREFIX + ".*'name'"):
+    with pytest.raises(SparkRuntimeException, match=KEY_ERROR_PREFIX + ".*'name'"):
         frame.selectExpr(record_key_sql(_spec("name"), frame.schema)).collect()
 
 

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+from pyspark.errors import PythonException
 from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.crash import crashed_write
@@ -172,7 +173,7 @@ def test_a_failed_write_leaves_no_file_behind(spark, tmp_path, table_type, via):
     meta = sorted(os.listdir(os.path.join(path, ".hoodie")))
     if via == "hudi":
         upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
-        with pytest.raises(Exception, match="null or empty"):
+        with pytest.raises(PythonException, match=r"InvalidRecordError: .*null or empty"):
             records.write.format("hudi").options(**upsert).mode("append").save(path)
     else:
         with pytest.raises(pyhudi.InvalidRecordError, match="null or empty"):

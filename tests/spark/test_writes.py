@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
@@ -281,7 +282,10 @@ def test_drop_duplicates_keeps_the_stored_records(spark, tmp_path, operation, ta
     assert sorted(zip(table.column("uuid").to_pylist(), table.column("ts").to_pylist())) == expected
     if operation == "insert":  # the data source cannot look keys up inside its write: refused
         writer = df_of(spark, trips(3, 4, ts=9, city="sf")).write.format("hudi").options(**drop)
-        with pytest.raises(Exception, match=r"drop\.duplicates=true needs an index lookup"):
+        with pytest.raises(
+            AnalysisException,
+            match=r"UnsupportedOperationError: .*drop\.duplicates=true needs an index lookup",
+        ):
             writer.mode("append").save(path)
         assert sorted((r.uuid, r.ts) for r in pyhudi.read(spark, path).collect()) == expected
 
