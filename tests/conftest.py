@@ -14,7 +14,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from hypothesis import settings
 
-from tests.helpers.fixtures import table_names, unzip_table
+from tests.helpers.fixtures import TEST_JVM_OPTIONS, table_names, unzip_table
 
 # CI (CI=true) replays the same examples every run, so a landing is decided by the code, not by
 # the draw; local runs keep exploring new examples and find new cases.
@@ -30,7 +30,11 @@ def spark():
     session = local_session(
         "pyhudi-tests",
         cores=2,
-        conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"},
+        conf={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.driver.memory": "2g",
+            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
+        },
     )
     from pyhudi.spark.datasource import register
 
@@ -54,6 +58,9 @@ SHARED_SCOPES = {
 }
 #: Every module under these folders is one scope (their session fixtures start once).
 SHARED_FOLDERS = {"tests/judge/": "tests/judge: one Apache Hudi process per version"}
+#: The longest scopes, handed out before every other: one worker starts on them at once while the
+#: others share the rest (a long scope taken last would keep one worker busy after all the others).
+LONGEST_SCOPES = ("tests/judge: one Apache Hudi process per version",)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -61,9 +68,21 @@ def pytest_xdist_make_scheduler(config, log):  # type: ignore[no-untyped-def]
     """pytest-xdist's `loadscope`, with the modules of `SHARED_SCOPES` as one scope each."""
     if config.getoption("dist") != "loadscope":
         return None
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadScopeScheduling
 
+    class LongestFirst(OrderedDict):  # type: ignore[type-arg]
+        def __setitem__(self, scope: str, tests: dict[str, bool]) -> None:
+            super().__setitem__(scope, tests)
+            if scope in LONGEST_SCOPES:
+                self.move_to_end(scope, last=False)
+
     class SharedScopes(LoadScopeScheduling):
+        def __init__(self, config, log=None):  # type: ignore[no-untyped-def]
+            super().__init__(config, log)
+            self.workqueue = LongestFirst()
+
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             for folder, shared in SHARED_FOLDERS.items():

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.fixtures import TEST_JVM_OPTIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 CITIES = ("sf", "chennai", "sao_paulo")
 SPARK_OPS = ("write", "compaction", "clustering")
@@ -272,6 +274,7 @@ def _session():  # type: ignore[no-untyped-def]
             "spark.default.parallelism": "2",
             "spark.driver.memory": "1g",
             "spark.sql.adaptive.enabled": "false",
+            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
         },
     )
 

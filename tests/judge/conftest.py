@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.fixtures import TEST_JVM_OPTIONS
 from tests.judge.client import HUDI_0_15, HUDI_1_2, Judge
+
+#: The tests' Hudi processes run with the tests' JVM settings (the bench's keep the JVM's own).
+TEST_CONF = {"spark.driver.extraJavaOptions": TEST_JVM_OPTIONS}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -18,13 +22,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def hudi_0_15(tmp_path_factory):  # type: ignore[no-untyped-def]
-    judge = Judge(HUDI_0_15, tmp_path_factory.mktemp("hudi-0.15")).start()
+    judge = Judge(HUDI_0_15, tmp_path_factory.mktemp("hudi-0.15"), TEST_CONF).start()
     yield judge
     judge.stop()
 
 
 @pytest.fixture(scope="session")
 def hudi_1_2(tmp_path_factory):  # type: ignore[no-untyped-def]
-    judge = Judge(HUDI_1_2, tmp_path_factory.mktemp("hudi-1.2")).start()
+    judge = Judge(HUDI_1_2, tmp_path_factory.mktemp("hudi-1.2"), TEST_CONF).start()
     yield judge
     judge.stop()
