@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
-from pyhudi.file_group.log_scan import DELETED, NATURAL
+from pyhudi.merge.record_merger import DELETED, NATURAL
 from pyhudi.reader.mor_spark import merge_event_time
 
 COLUMNS = [RECORD_KEY, PARTITION_PATH, "a", "b", "v"]

@@ -30,10 +30,10 @@ from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY, av
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.log_append import COLUMNAR_MIN_RECORDS
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ
 from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
 from pyhudi.storage import Storage
 
-SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
 _DATA = (LogBlockType.AVRO_DATA_BLOCK, LogBlockType.PARQUET_DATA_BLOCK, LogBlockType.CDC_DATA_BLOCK)
 DATA_AND_DELETE = frozenset((*_DATA, LogBlockType.DELETE_BLOCK))
 #: What the metadata table's log files hold.

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pyhudi.codec.arrow_compute import field_values, has_field, last_per_key, with_sort_columns
+from pyhudi.codec.arrow_compute import field_values
 from pyhudi.codec.bloom import continued_bloom_filter, read_footer_bloom
 from pyhudi.codec.file_names import (
     parse_base_file,
@@ -20,12 +20,13 @@ from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECOR
 from pyhudi.file_group.base_file import BaseFileWriter, conform
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
-from pyhudi.file_group.ordering import ARROW, earlier_stays, ordering_columns
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.file_group.stitch import stitch_rows
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import earlier_stays_arrow, ordering_columns
+from pyhudi.merge.record_merger import keep_latest_per_key
 from pyhudi.model.enums import IOType
-from pyhudi.table.payload import MergeMode
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,6 @@ class MergeSpec:
     #: records (Hudi's `EmptyHoodieRecordPayload`, natural order, always wins the merge). Deletes
     #: that are upserted records (`_hoodie_is_deleted`) keep their ordering value and can be stale.
     deletes_always_apply: bool = False
-
-
-ROW = "__pyhudi_row"
-
-
-def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
-    """One record per record key: the greatest ordering value wins, ties go to the later record."""
-    if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
-        return table
-    numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    fields = [ordering_field] if ordering_field and has_field(table.schema, ordering_field) else []
-    numbered, sort_columns = with_sort_columns(numbered, fields)
-    sort_keys = [(c, "ascending") for c in sort_columns]
-    latest = last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")])
-    return latest.select(table.column_names)
 
 
 def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.Table], pa.Table]:
@@ -252,7 +238,7 @@ def _incoming_wins(
     old: pa.Table, incoming: pa.Table, match_idx: np.ndarray, matched: np.ndarray, field: str
 ) -> np.ndarray:
     """Event-time ordering: the incoming record wins unless the stored one's ordering value is
-    greater (`ordering.earlier_stays`: a stored null ordering value is always replaced)."""
+    greater (`merge.ordering.earlier_stays`: a stored null ordering value is always replaced)."""
     olds, news = [], []
     at = pa.array(np.clip(match_idx, 0, None))
     for name in ordering_columns(field):
@@ -265,7 +251,7 @@ def _incoming_wins(
             new_values = new_values.cast(old_values.type)
         olds.append(old_values)
         news.append(new_values)
-    stale = earlier_stays(ARROW, olds, news).to_numpy(zero_copy_only=False)
+    stale = earlier_stays_arrow(olds, news).to_numpy(zero_copy_only=False)
     return ~stale.astype(bool)
 
 

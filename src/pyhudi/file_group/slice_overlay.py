@@ -34,18 +34,13 @@ from pyhudi.codec.log.positions import decode_positions
 from pyhudi.codec.log.reader import LocatedBlock
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.file_group.base_formats import read_base_file
-from pyhudi.file_group.log_merge import ordering_columns, overlay, slice_winners
-from pyhudi.file_group.log_scan import (
-    DELETED,
-    NATURAL,
-    SEQ,
-    InstantFilter,
-    log_record_keys,
-    queued_blocks,
-)
+from pyhudi.file_group.log_merge import slice_winners
+from pyhudi.file_group.log_scan import InstantFilter, log_record_keys, queued_blocks
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import ordering_columns
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ, overlay
 from pyhudi.model.enums import HeaderMetadataType
-from pyhudi.table.payload import MergeMode
 
 _NONE = np.zeros(0, dtype=np.int64)
 

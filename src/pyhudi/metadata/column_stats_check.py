@@ -21,7 +21,8 @@ from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.metadata_records import ColumnStats, MetadataRecord
 from pyhudi.codec.schema import with_meta_fields
 from pyhudi.file_group.column_ranges import table_column_ranges
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ, log_records
+from pyhudi.file_group.log_scan import log_records
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ
 from pyhudi.metadata.report import Difference
 from pyhudi.model.enums import LogBlockType
 from pyhudi.model.file import BaseFile, LogFile

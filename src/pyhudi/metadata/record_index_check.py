@@ -12,10 +12,10 @@ from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.codec.schema import RECORD_KEY, with_meta_fields
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.merge.config import resolve_merge_config
 from pyhudi.metadata.report import Difference
 from pyhudi.model.file import FileSlice
 from pyhudi.table.context import TableContext
-from pyhudi.table.merge_config import resolve_merge_config
 from pyhudi.table.schema import table_arrow_schema
 
 CHECK = "record_index"

@@ -40,6 +40,7 @@ from pyhudi.config import metadata as mkeys
 from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.merge.config import resolve_merge_config
 from pyhudi.metadata.deltacommit import GroupWrite
 from pyhudi.metadata.index_records import (
     RECORD_INDEX_PARTITION,
@@ -53,7 +54,6 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.file import FileSlice, LogFile
 from pyhudi.table.context import TableContext
-from pyhudi.table.merge_config import resolve_merge_config
 from pyhudi.table.schema import table_arrow_schema
 
 Location = tuple[str, str, str]  # (partition, file id, instant time)

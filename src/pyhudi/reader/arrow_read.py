@@ -29,11 +29,13 @@ import pyarrow.dataset as pads
 from pyhudi.codec.schema import COMMIT_TIME, RECORD_KEY
 from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.base_file import conform
-from pyhudi.file_group.log_merge import merge_with_base, ordering_columns, slice_winners
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
+from pyhudi.file_group.log_merge import slice_winners
 from pyhudi.file_group.slice_overlay import header_positions, slice_live_rows
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import ordering_columns
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ, merge_with_base
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
@@ -45,7 +47,6 @@ from pyhudi.reader.pruning import (
 )
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.table.context import TableContext
-from pyhudi.table.payload import MergeMode
 
 
 def read_arrow(

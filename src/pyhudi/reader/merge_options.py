@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pyhudi.config import read as read_keys
+from pyhudi.merge.config import resolve_merge_config
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.table.context import TableContext
-from pyhudi.table.merge_config import resolve_merge_config
 
 
 def merge_settings(

@@ -22,9 +22,9 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.control_columns import DELETE
 from pyhudi.file_group.log_append import LogSpec, SliceState, append_log
-from pyhudi.file_group.merge import keep_latest_per_key
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.index.bucket import bucket_ids
+from pyhudi.merge.record_merger import keep_latest_per_key
 from pyhudi.model.enums import IOType
 
 CLAIMS_FOLDER = ".hoodie/.aux/.pyhudi-claims"

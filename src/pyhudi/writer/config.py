@@ -15,9 +15,9 @@ from pyhudi.config import write as write_keys
 from pyhudi.config.unknown import check_write_options
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.keygen.spec import KeyGenKind, KeyGenSpec, kind_of_class, spec_from_options
+from pyhudi.merge.config import MergeMode, merge_mode_of
 from pyhudi.model.enums import TableType, WriteOperationType
 from pyhudi.table.config import TableConfig
-from pyhudi.table.payload import MergeMode, merge_mode_of
 from pyhudi.table.write_defaults import with_table_defaults
 
 log = logging.getLogger(__name__)

@@ -23,11 +23,12 @@ from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
-from pyhudi.file_group.merge import MergeSpec, keep_latest_per_key, merge_into_file_group
+from pyhudi.file_group.merge import MergeSpec, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.record_merger import keep_latest_per_key
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
-from pyhudi.table.payload import MergeMode
 from pyhudi.writer.job import WriteJob, merge_spec, write_tasks
 from pyhudi.writer.late_tasks import settled_groups
 

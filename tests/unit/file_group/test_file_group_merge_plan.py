@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY
 from pyhudi.file_group.merge import MergeSpec, merged_rows, plan_merge
-from pyhudi.table.payload import MergeMode
+from pyhudi.merge.config import MergeMode
 
 LATEST = MergeSpec(MergeMode.COMMIT_TIME_ORDERING, None)
 EVENT_TIME = MergeSpec(MergeMode.EVENT_TIME_ORDERING, "ts")
@@ -98,7 +98,7 @@ def test_event_time_ordering_ignores_stale_deletes():
 
 
 def test_event_time_ordering_with_null_incoming_ordering_value_keeps_the_stored_record():
-    """A null ordering value is the smallest (`file_group/ordering.py`), as in the merge-on-read
+    """A null ordering value is the smallest (`pyhudi.merge.ordering`), as in the merge-on-read
     merge; Hudi 0.15 refuses such an upsert, pyhudi refuses it on write too."""
     incoming = pa.table({RECORD_KEY: ["b"], "ts": pa.array([None], pa.int64()), "v": ["null-ts"]})
     rows, _, _ = merge(OLD, incoming, spec=EVENT_TIME)

@@ -21,9 +21,9 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY, with_meta_fields
 from pyhudi.file_group.base_file import BaseFileWriter
 from pyhudi.file_group.merge import MergeSpec, merge_into_file_group
 from pyhudi.file_group.spec import WriteTaskSpec
+from pyhudi.merge.config import MergeMode
 from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
-from pyhudi.table.payload import MergeMode
 from pyhudi.writer.config import resolve_write_config
 
 SCHEMA = pa.schema([pa.field("v", pa.float64())])

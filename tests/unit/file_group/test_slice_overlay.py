@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from tests.unit.file_group.test_merge_ordering import EVENT, base, log, values
+from tests.unit.merge.test_merge_ordering import EVENT, base, log, values
 
-from pyhudi.file_group.log_merge import merge_with_base, overlay
-from pyhudi.file_group.log_scan import DELETED
 from pyhudi.file_group.slice_overlay import delete_vector_words
+from pyhudi.merge.record_merger import DELETED, merge_with_base, overlay
 
 
 def test_overlay_drops_replaced_and_deleted_base_rows_and_keeps_stale_updates_out():

@@ -14,14 +14,10 @@ from pyhudi.codec.schema import (
     arrow_to_avro_json,
     with_meta_fields,
 )
-from pyhudi.file_group.log_merge import (
-    merge_with_base,
-    ordering_columns,
-    resolve_log,
-)
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ, log_records
-from pyhudi.file_group.ordering import ARROW, tuple_greater
-from pyhudi.table.payload import MergeMode
+from pyhudi.file_group.log_scan import log_records
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import ARROW, ordering_columns, tuple_greater
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ, merge_with_base, resolve_log
 
 EVENT, COMMIT = MergeMode.EVENT_TIME_ORDERING, MergeMode.COMMIT_TIME_ORDERING
 

@@ -1,4 +1,4 @@
-"""`pyhudi.table.merge_config`: merge mode and ordering fields as Hudi 1.x infers them, per version."""
+"""`pyhudi.merge.config`: merge mode and ordering fields as Hudi 1.x infers them, per version."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import pytest
 
 from pyhudi.config import merge as mkeys
 from pyhudi.exceptions import ConfigError
-from pyhudi.table.config import TableConfig
-from pyhudi.table.merge_config import MergeConfig, resolve_merge_config
-from pyhudi.table.payload import (
+from pyhudi.merge.config import (
     DEFAULT_PAYLOAD,
     EVENT_TIME_PAYLOAD,
     OVERWRITE_WITH_LATEST,
+    MergeConfig,
     MergeMode,
+    resolve_merge_config,
 )
+from pyhudi.table.config import TableConfig
 
 EVENT, COMMIT = MergeMode.EVENT_TIME_ORDERING, MergeMode.COMMIT_TIME_ORDERING
 

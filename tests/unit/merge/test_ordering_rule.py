@@ -1,4 +1,4 @@
-"""The event-time ordering rule (`file_group/ordering.py`): when a later record replaces an
+"""The event-time ordering rule (`pyhudi.merge.ordering`): when a later record replaces an
 earlier one, with null ordering values on either side, equal values and ordering tuples."""
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ import pyarrow as pa
 import pytest
 
 from pyhudi.codec.schema import RECORD_KEY
-from pyhudi.file_group.log_merge import merge_with_base, resolve_log
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
 from pyhudi.file_group.merge import MergeSpec, plan_merge
-from pyhudi.file_group.ordering import ARROW, earlier_stays, ordering_columns, tuple_greater
-from pyhudi.table.payload import MergeMode
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import ARROW, earlier_stays, ordering_columns, tuple_greater
+from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ, merge_with_base, resolve_log
 
 #: (earlier, later, does the earlier record stay): Hudi 0.15's `DefaultHoodieRecordPayload`
 #: (`persisted == null || persisted <= incoming` updates); null incoming: null is smallest.

@@ -13,9 +13,15 @@ from pyhudi.codec.log.delete_content import (
 )
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.log_append import delete_entries
-from pyhudi.file_group.log_merge import applied_deletes, merge_with_base, resolve_log
-from pyhudi.file_group.log_scan import DELETED, NATURAL, SEQ
-from pyhudi.table.payload import MergeMode
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.record_merger import (
+    DELETED,
+    NATURAL,
+    SEQ,
+    applied_deletes,
+    merge_with_base,
+    resolve_log,
+)
 
 EVENT = MergeMode.EVENT_TIME_ORDERING
 

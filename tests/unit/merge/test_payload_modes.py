@@ -1,19 +1,19 @@
-"""`pyhudi.table.payload`: Hudi payload class names mapped to merge modes."""
+"""`pyhudi.merge.config`: Hudi payload class names mapped to merge modes."""
 
 from __future__ import annotations
 
 import pytest
 
 from pyhudi.exceptions import ConfigError
-from pyhudi.table.context import TableContext
-from pyhudi.table.merge_config import resolve_merge_config
-from pyhudi.table.payload import (
+from pyhudi.merge.config import (
     DEFAULT_PAYLOAD,
     EVENT_TIME_PAYLOAD,
     OVERWRITE_WITH_LATEST,
     MergeMode,
     merge_mode_of,
+    resolve_merge_config,
 )
+from pyhudi.table.context import TableContext
 
 
 @pytest.mark.parametrize(

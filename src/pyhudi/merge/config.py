@@ -1,4 +1,5 @@
-"""How a table's records merge, resolved from `hoodie.properties` as Hudi 1.x resolves it.
+"""How records merge: the merge modes, Hudi's payload classes mapped to them (one map), and a
+table's merge mode and ordering fields resolved from `hoodie.properties` as Hudi 1.x resolves it.
 
 | table version | merge mode from                                                                  |
 |---------------|----------------------------------------------------------------------------------|
@@ -18,26 +19,38 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from enum import Enum
 
 from pyhudi.config import merge as mkeys
 from pyhudi.config import table as tkeys
 from pyhudi.exceptions import ConfigError
 from pyhudi.table.config import TableConfig
-from pyhudi.table.payload import (
-    DEFAULT_PAYLOAD,
-    EVENT_TIME_PAYLOAD,
-    OVERWRITE_WITH_LATEST,
-    MergeMode,
-)
 
 log = logging.getLogger(__name__)
 
-CUSTOM = "CUSTOM"
-_PAYLOAD_MODES = {
-    DEFAULT_PAYLOAD: MergeMode.EVENT_TIME_ORDERING.value,
-    EVENT_TIME_PAYLOAD: MergeMode.EVENT_TIME_ORDERING.value,
-    OVERWRITE_WITH_LATEST: MergeMode.COMMIT_TIME_ORDERING.value,
+
+class MergeMode(str, Enum):
+    """How an incoming record combines with the stored one."""
+
+    #: `OverwriteWithLatestAvroPayload`: the later write wins regardless of ordering values.
+    COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+    #: `DefaultHoodieRecordPayload` / `EventTimeAvroPayload`: the greater ordering value wins;
+    #: a stale update (smaller ordering value) loses.
+    EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+
+
+OVERWRITE_WITH_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
+
+#: The merge mode of each payload class pyhudi implements (Hudi's
+#: `HoodieTableConfig.inferRecordMergeModeFromPayloadClass`; any other class is CUSTOM).
+PAYLOAD_MODES = {
+    OVERWRITE_WITH_LATEST: MergeMode.COMMIT_TIME_ORDERING,
+    DEFAULT_PAYLOAD: MergeMode.EVENT_TIME_ORDERING,
+    EVENT_TIME_PAYLOAD: MergeMode.EVENT_TIME_ORDERING,
 }
+CUSTOM = "CUSTOM"
 _STRATEGY_MODES = {
     mkeys.EVENT_TIME_STRATEGY_ID: MergeMode.EVENT_TIME_ORDERING.value,
     mkeys.COMMIT_TIME_STRATEGY_ID: MergeMode.COMMIT_TIME_ORDERING.value,
@@ -57,10 +70,22 @@ class MergeConfig:
         return self.ordering_fields[0] if len(self.ordering_fields) == 1 else None
 
 
+def merge_mode_of(payload_class: str) -> MergeMode:
+    """The merge mode of a write's payload class; an unknown class is a `ConfigError`."""
+    try:
+        return PAYLOAD_MODES[payload_class.strip()]
+    except KeyError:
+        raise ConfigError(
+            f"unknown payload class {payload_class!r}; pyhudi supports {', '.join(sorted(PAYLOAD_MODES))}"
+        ) from None
+
+
 def mode_of_payload(payload_class: str | None) -> str | None:
+    """A table's payload class as a merge mode value (CUSTOM for a class pyhudi does not know)."""
     if not payload_class or not payload_class.strip():
         return None
-    return _PAYLOAD_MODES.get(payload_class.strip(), CUSTOM)
+    mode = PAYLOAD_MODES.get(payload_class.strip())
+    return mode.value if mode else CUSTOM
 
 
 def mode_of_strategy(strategy_id: str | None) -> str | None:

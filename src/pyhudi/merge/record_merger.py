@@ -1,0 +1,197 @@
+"""Record merging in Arrow: log records resolved per key, overlaid on base records, and incoming
+records combined per key (§5.13). Ordering values compare by the one rule of `ordering.py`.
+
+Semantics (Hudi 0.14 `HoodieMergedLogRecordScanner` + Spark's payload-combine merge):
+* COMMIT_TIME_ORDERING (`OverwriteWithLatestAvroPayload`): the latest log version of a key wins over
+  earlier log versions and over the base record; a delete removes the key.
+* EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): a delete resets a key unless (ordered, not
+  natural-order 0) the key's current log version has a greater ordering value (`applied_deletes`);
+  after it, the version with the greatest ordering value wins (ties: the later one); against
+  the base record, the base wins when its ordering value is greater (a stale update loses), and
+  a delete always wins (Hudi 0.15 deletes the base record on a stale `_hoodie_is_deleted`).
+  Log versions sort by the rule too (nulls first).
+Everything is vectorised Arrow: sorting and run detection, no per-record Python.
+
+A table of log records (`file_group/log_scan.py` builds it) carries three columns besides the
+file schema: `SEQ` (the record's position in the scan, oldest first), `DELETED` (a delete block's
+key or a `_hoodie_is_deleted` record) and `NATURAL` (a delete with natural ordering: always applies).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pyhudi.codec.arrow_compute import field_values, has_field, last_per_key, with_sort_columns
+from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import base_stays_arrow, earlier_stays_arrow, ordering_columns
+
+SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
+
+
+def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
+    return last_per_key(table, RECORD_KEY, sort_keys)
+
+
+def _has(table: pa.Table, fields: list[str]) -> bool:
+    return all(has_field(table.schema, f) for f in fields)
+
+
+def _values(table: pa.Table, field: str) -> pa.ChunkedArray:
+    values = field_values(table, field)
+    assert values is not None, field  # checked by `_has`
+    return values
+
+
+def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Table:
+    """One row per key: the log's final version of it (a row with `__pyhudi_delete` = delete marker)."""
+    if log.num_rows == 0:
+        return log
+    fields = ordering_columns(ordering)
+    if mode is MergeMode.COMMIT_TIME_ORDERING or not fields or not _has(log, fields):
+        return _last_per_key(log, [(SEQ, "ascending")])
+    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False)
+    resets = applied_deletes(log, fields)
+    reset_seq = pc.if_else(pa.array(resets), log.column(SEQ), -1)
+    grouped = (
+        pa.table({RECORD_KEY: log.column(RECORD_KEY), "r": reset_seq})
+        .group_by(RECORD_KEY)
+        .aggregate([("r", "max")])
+    )
+    position = pc.index_in(log.column(RECORD_KEY), value_set=grouped.column(RECORD_KEY))
+    last_reset = grouped.column("r_max").take(position)
+    after_reset = pc.greater(log.column(SEQ), last_reset)
+    candidates = log.filter(pc.and_(after_reset, pa.array(~deleted)))
+    sortable, columns = with_sort_columns(candidates, fields)  # nested fields (`a.b`) as columns
+    winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
+    winners = winners.select(candidates.column_names)
+    deleted_keys = log.filter(pa.array(resets))
+    if deleted_keys.num_rows == 0:
+        return winners
+    markers = _last_per_key(deleted_keys, [(SEQ, "ascending")])
+    markers = markers.filter(
+        pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=winners.column(RECORD_KEY)))
+    )
+    return pa.concat_tables([winners, markers])
+
+
+def applied_deletes(log: pa.Table, fields: list[str]) -> np.ndarray:
+    """Which delete rows of `log` apply under event-time ordering (Hudi 0.15
+    `HoodieMergedLogRecordScanner`, records applied oldest first):
+    * a natural-order delete (ordering 0) always applies;
+    * any other delete applies unless the key's current version is a record whose ordering value
+      is greater (`choosePrev`): that is the greatest record (ties: the later) since the last
+      delete that applied, or none;
+    * a delete that applied is a marker any later record replaces (`preCombine` takes the newer
+      payload over an empty one), so it resets the key like a natural-order delete.
+    A delete's outcome depends on the deletes before it: each round decides every key's earliest
+    undecided delete, so there are as many rounds as one key has ordered deletes (usually one)."""
+    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+    natural = log.column(NATURAL).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+    applied = deleted & natural
+    pending = deleted & ~natural
+    if not pending.any():
+        return applied
+    keys = log.column(RECORD_KEY)
+    key_ids = pc.index_in(keys, value_set=pc.unique(keys)).to_numpy(zero_copy_only=False)
+    seq = log.column(SEQ).combine_chunks().to_numpy(zero_copy_only=False)
+    n_keys = int(key_ids.max()) + 1
+    sortable, columns = with_sort_columns(log, fields)
+    while pending.any():
+        rows = np.nonzero(pending)[0]
+        rows = rows[np.lexsort((seq[rows], key_ids[rows]))]
+        first = rows[np.unique(key_ids[rows], return_index=True)[1]]  # each key's earliest
+        delete_seq = np.full(n_keys, -1, dtype=np.int64)
+        delete_seq[key_ids[first]] = seq[first]
+        # The key's last applied delete before its undecided one (-1: none).
+        last_applied = np.full(n_keys, -1, dtype=np.int64)
+        before = applied & (seq < delete_seq[key_ids])
+        np.maximum.at(last_applied, key_ids[before], seq[before])
+        between = (
+            ~deleted
+            & (delete_seq[key_ids] >= 0)
+            & (seq > last_applied[key_ids])
+            & (seq < delete_seq[key_ids])
+        )
+        outcome = np.ones(n_keys, dtype=bool)  # no record since the last delete: it applies
+        if between.any():
+            current = _last_per_key(
+                sortable.filter(pa.array(between)),
+                [*((c, "ascending") for c in columns), (SEQ, "ascending")],
+            )
+            current_ids = pc.index_in(
+                current.column(RECORD_KEY), value_set=pc.unique(keys)
+            ).to_numpy(zero_copy_only=False)
+            row_of_key = np.full(n_keys, -1, dtype=np.int64)
+            row_of_key[key_ids[first]] = first
+            against = sortable.take(pa.array(row_of_key[current_ids]))
+            stays = earlier_stays_arrow(
+                [current.column(c).combine_chunks() for c in columns],
+                [against.column(c).combine_chunks() for c in columns],
+            )
+            outcome[current_ids] = ~stays.to_numpy(zero_copy_only=False)
+        applied[first] = outcome[key_ids[first]]
+        pending[first] = False
+    return applied
+
+
+def merge_with_base(
+    base: pa.Table | None, winners: pa.Table, mode: MergeMode, ordering: str | None
+) -> pa.Table:
+    """Base records overlaid with the resolved log records (winners carry the delete flag)."""
+    if base is None or base.num_rows == 0:
+        live = winners.filter(pc.invert(winners.column(DELETED))) if winners.num_rows else winners
+        return live.drop_columns([c for c in (SEQ, DELETED, NATURAL) if c in live.column_names])
+    keep_base, survivors = overlay(base, winners, mode, ordering)
+    kept = base.filter(keep_base)
+    return pa.concat_tables([kept, survivors.select(kept.column_names)])
+
+
+def overlay(
+    base: pa.Table, winners: pa.Table, mode: MergeMode, ordering: str | None
+) -> tuple[pa.Array, pa.Table]:
+    """(which base rows stay, the log rows that replace or add to them, without the flag columns).
+
+    `base` needs only the record key (and, for event-time ordering, the ordering fields): the
+    positional read (`slice_overlay`) passes just those columns.
+    """
+    if winners.num_rows == 0:
+        return pa.repeat(True, base.num_rows), winners.drop_columns([SEQ, DELETED, NATURAL])
+    position = pc.index_in(base.column(RECORD_KEY), value_set=winners.column(RECORD_KEY))
+    matched = pc.is_valid(position)
+    keep_base = pc.invert(matched)
+    drop_winner = np.zeros(winners.num_rows, dtype=bool)
+    fields = ordering_columns(ordering)
+    if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields):
+        at = pc.fill_null(position, 0)
+        theirs = [_values(winners, f).combine_chunks().take(at) for f in fields]
+        # A delete that won the log beats the base record whatever its ordering value (Hudi 0.15:
+        # the log scanner compares a delete only with earlier log records; merged with the base,
+        # a delete payload wins, in the snapshot and in compaction).
+        deleted = winners.column(DELETED).combine_chunks().take(at)
+        stays = base_stays_arrow([_values(base, f) for f in fields], theirs, deleted)
+        base_wins = pc.and_(matched, stays)
+        keep_base = pc.or_(keep_base, base_wins)
+        lost = pc.filter(position, base_wins).to_numpy(zero_copy_only=False).astype(np.int64)
+        drop_winner[lost] = True
+    survivors = winners.filter(
+        pa.array(~drop_winner & ~winners.column(DELETED).to_numpy(zero_copy_only=False))
+    )
+    return keep_base, survivors.drop_columns([SEQ, DELETED, NATURAL])
+
+
+ROW = "__pyhudi_row"
+
+
+def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
+    """One record per record key: the greatest ordering value wins, ties go to the later record."""
+    if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
+        return table
+    numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    fields = [ordering_field] if ordering_field and has_field(table.schema, ordering_field) else []
+    numbered, sort_columns = with_sort_columns(numbered, fields)
+    sort_keys = [(c, "ascending") for c in sort_columns]
+    latest = last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")])
+    return latest.select(table.column_names)
