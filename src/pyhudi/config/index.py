@@ -2,14 +2,68 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from enum import Enum
+
 from pyhudi.config.options import boolean, choice, integer, number, string
+
+
+class IndexType(str, Enum):
+    """`hoodie.index.type`: how a write finds the file groups of its records' keys. What each
+    type implies is asked through the properties below, so the types are compared only here;
+    `pyhudi.index.locate` picks the lookup."""
+
+    SIMPLE = "SIMPLE"
+    GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
+    BLOOM = "BLOOM"
+    GLOBAL_BLOOM = "GLOBAL_BLOOM"
+    BUCKET = "BUCKET"
+    RECORD_INDEX = "RECORD_INDEX"
+
+    @property
+    def is_global(self) -> bool:
+        """A key is unique in the table, not per partition (and may move between partitions)."""
+        return self in (IndexType.GLOBAL_SIMPLE, IndexType.GLOBAL_BLOOM, IndexType.RECORD_INDEX)
+
+    @property
+    def routes_by_bucket(self) -> bool:
+        """No lookup: a key's hash names its bucket's file group (`pyhudi.index.bucket`)."""
+        return self is IndexType.BUCKET
+
+    @property
+    def reads_base_file_keys(self) -> bool:
+        """The lookup reads the record keys of the latest base files (`pyhudi.index.simple`)."""
+        return self in (
+            IndexType.SIMPLE,
+            IndexType.GLOBAL_SIMPLE,
+            IndexType.BLOOM,
+            IndexType.GLOBAL_BLOOM,
+        )
+
+    @property
+    def prunes_by_bloom_filters(self) -> bool:
+        """Base files are first pruned by their footers' key ranges and bloom filters."""
+        return self in (IndexType.BLOOM, IndexType.GLOBAL_BLOOM)
+
+    @property
+    def reads_record_index(self) -> bool:
+        """The lookup reads the metadata table's record index (kept with every commit)."""
+        return self is IndexType.RECORD_INDEX
+
 
 INDEX_TYPE = choice(
     "hoodie.index.type",
-    "SIMPLE",
-    ("SIMPLE", "GLOBAL_SIMPLE", "BLOOM", "GLOBAL_BLOOM", "BUCKET", "RECORD_INDEX"),
+    IndexType.SIMPLE.value,
+    tuple(t.value for t in IndexType),
     "How incoming keys find their file groups.",
 )
+
+
+def index_type(options: Mapping[str, str]) -> IndexType:
+    """`hoodie.index.type` of `options` (a value outside `IndexType`: `INDEX_TYPE`'s ConfigError)."""
+    return IndexType(INDEX_TYPE.get(options))
+
+
 BLOOM_NUM_ENTRIES = integer("hoodie.index.bloom.num_entries", 60000, "Keys per bloom filter row.")
 BLOOM_FPP = number(
     "hoodie.index.bloom.fpp", 0.000000001, "Bloom filter false-positive probability."

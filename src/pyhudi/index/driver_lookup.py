@@ -46,7 +46,7 @@ def driver_lookup_files(
     """The base files a driver lookup reads, or None when the batch goes to the Spark lookup."""
     if rows > DRIVER_LOOKUP_MAX_ROWS or cfg.is_global_index:
         return None
-    if cfg.index_type not in ("SIMPLE", "BLOOM") or not ctx.config.populate_meta_fields:
+    if not cfg.index_type.reads_base_file_keys or not ctx.config.populate_meta_fields:
         return None
     files: list[BaseFile] = []
     for file_slice in ctx.view().latest_merged_file_slices(partitions=partitions):

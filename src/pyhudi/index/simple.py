@@ -149,7 +149,7 @@ def tag_locations(
     known and small enough, lets the matches be broadcast to the incoming records. `positions`:
     plus `control_columns.POSITION` (the row in the located base file; null without one)."""
     files = base_files_for_index(ctx, None if cfg.is_global_index else partitions)
-    if cfg.index_type in ("BLOOM", "GLOBAL_BLOOM") and files:
+    if cfg.index_type.prunes_by_bloom_filters and files:
         locations = bloom_candidate_locations(spark, ctx, files, incoming, cfg, positions)
     else:
         locations = existing_locations(spark, ctx, files, cfg, positions)

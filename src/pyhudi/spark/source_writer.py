@@ -55,7 +55,7 @@ def uses_bucket_writes(cfg: WriteConfig) -> bool:
     """Merge-on-read with the bucket index: upserts and deletes need no index lookup or shuffle."""
     return (
         cfg.is_merge_on_read
-        and cfg.index_type == "BUCKET"
+        and cfg.index_type.routes_by_bucket
         and cfg.operation
         in (
             WriteOperationType.UPSERT,
@@ -82,7 +82,7 @@ def check_data_source_operation(cfg: WriteConfig) -> None:
         )
     if uses_bucket_writes(cfg):
         return
-    if cfg.index_type == "BUCKET":
+    if cfg.index_type.routes_by_bucket:
         raise UnsupportedOperationError(
             f"operation {cfg.operation.value.lower()} into a {cfg.table_type.value.lower()} table with "
             "hoodie.index.type=BUCKET needs a shuffle by bucket, which Spark's Python Data Source API "

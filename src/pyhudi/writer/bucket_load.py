@@ -44,7 +44,7 @@ MAX_NAMED_BUCKETS = 100_000
 
 def loads_new_buckets(cfg: WriteConfig, existing: TableContext | None) -> bool:
     """The write is a bucket load: its partition check also counts the records per partition."""
-    if cfg.index_type != "BUCKET" or cfg.operation not in LOADS:
+    if not cfg.index_type.routes_by_bucket or cfg.operation not in LOADS:
         return False
     return existing is None or not existing_buckets(existing)
 

@@ -12,6 +12,7 @@ from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
+from pyhudi.config.index import IndexType
 from pyhudi.config.unknown import check_write_options
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.keygen.spec import KeyGenKind, KeyGenSpec, kind_of_class, spec_from_options
@@ -68,7 +69,7 @@ class WriteConfig:
     precombine_field: str | None
     merge_mode: MergeMode
     payload_class: str
-    index_type: str
+    index_type: IndexType
     sizing: SizingConfig
     bloom: BloomConfig
     populate_meta_fields: bool
@@ -89,7 +90,7 @@ class WriteConfig:
 
     @property
     def is_global_index(self) -> bool:
-        return self.index_type in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX")
+        return self.index_type.is_global
 
     def table_properties(self) -> dict[str, str]:
         """`hoodie.properties` entries for a table this write creates (§1.2, §9)."""
@@ -161,10 +162,11 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         raise UnsupportedOperationError(
             f"{write_keys.DROP_PARTITION_COLUMNS.key}=true is not supported (hudi-rs and other readers refuse it)"
         )
+    index = index_keys.index_type(o)
     if write_keys.INSERT_DROP_DUPLICATES.get(o):
-        _check_drop_duplicates(operation, index_keys.INDEX_TYPE.get(o))
+        _check_drop_duplicates(operation, index)
     clustering = clustering_keys.enabled_service_keys(o)
-    if index_keys.INDEX_TYPE.get(o) == "BUCKET" and clustering:
+    if index.routes_by_bucket and clustering:
         raise UnsupportedOperationError(
             f"clustering ({', '.join(f'{k}=true' for k in clustering)}) "
             f"{clustering_keys.BUCKET_REFUSAL}; turn it off"
@@ -179,7 +181,7 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         precombine_field=write_keys.PRECOMBINE_FIELD.get(o),
         merge_mode=merge_mode_of(payload_class),
         payload_class=payload_class,
-        index_type=index_keys.INDEX_TYPE.get(o),
+        index_type=index,
         sizing=_sizing(o),
         bloom=_bloom(o),
         populate_meta_fields=write_keys.POPULATE_META_FIELDS.get(o),
@@ -295,7 +297,7 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _check_drop_duplicates(operation: WriteOperationType, index_type: str) -> None:
+def _check_drop_duplicates(operation: WriteOperationType, index_type: IndexType) -> None:
     """`hoodie.datasource.write.insert.drop.duplicates` drops the incoming records whose key the
     table holds (inserts and upserts). A `bulk_insert` refuses it, as Hudi's row writer does;
     the bucket index routes keys without looking them up, so it has nothing to drop them by."""
@@ -304,7 +306,7 @@ def _check_drop_duplicates(operation: WriteOperationType, index_type: str) -> No
         raise UnsupportedOperationError(
             f"{key}=true with bulk_insert is not supported (as in Hudi's row writer); use insert"
         )
-    if index_type == "BUCKET" and operation in (
+    if index_type.routes_by_bucket and operation in (
         WriteOperationType.INSERT,
         WriteOperationType.UPSERT,
     ):

@@ -155,7 +155,7 @@ def writes_positions(job: WriteJob) -> bool:
     return (
         job.cfg.is_merge_on_read
         and write_keys.WRITE_RECORD_POSITIONS.get(job.cfg.options)
-        and job.cfg.index_type != "BUCKET"
+        and not job.cfg.index_type.routes_by_bucket
         and config.populate_meta_fields
         and config.base_file_format is BaseFileFormat.PARQUET
     )

@@ -24,8 +24,7 @@ from pyhudi.index.bucket import (
     existing_buckets,
     route_by_bucket,
 )
-from pyhudi.index.driver_lookup import driver_lookup_files
-from pyhudi.index.locate import tag_locations, with_located
+from pyhudi.index.locate import Lookup, choose_lookup, tag_locations, with_located
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark_env import checkpointed, release
@@ -157,7 +156,7 @@ def _bucket_of(job: WriteJob) -> Callable[[Column], Column]:
 
 
 def _uses_buckets(job: WriteJob) -> bool:
-    return job.cfg.index_type == "BUCKET"
+    return choose_lookup(job.ctx, job.cfg).lookup is Lookup.BUCKET
 
 
 def bulk_insert(job: WriteJob) -> Outcome:
@@ -200,7 +199,7 @@ def counts_before_instant(cfg: WriteConfig) -> bool:
     checking partition values before the instant can count them (`pipeline.checked_records`)."""
     return (
         cfg.operation is WriteOperationType.UPSERT
-        and cfg.index_type != "BUCKET"
+        and not cfg.index_type.routes_by_bucket
         and not cfg.is_global_index
     )
 
@@ -220,11 +219,11 @@ def upsert(job: WriteJob) -> Outcome:
             if counts is None:
                 counts = job.incoming_counts = _incoming_counts(records)
             partitions, rows = sorted(counts), sum(counts.values())
-            files = driver_lookup_files(job.ctx, job.cfg, partitions, rows)
-            if files is not None:
-                routed = small_batch.tagged_on_driver(job, records, files)
-                reject_updates_under_clustering(job, routed, FID)
-                return Outcome(_write_groups(job, routed))
+        lookup = choose_lookup(job.ctx, job.cfg, partitions, rows)
+        if lookup.lookup is Lookup.DRIVER:
+            routed = small_batch.tagged_on_driver(job, records, list(lookup.files))
+            reject_updates_under_clustering(job, routed, FID)
+            return Outcome(_write_groups(job, routed))
         tagged = tag_locations(
             job.spark, job.ctx, records, job.cfg, partitions, rows, writes_positions(job)
         )
@@ -258,7 +257,7 @@ def _route_global_moves(job: WriteJob, tagged: DataFrame) -> DataFrame:
         return tagged
     moved = F.col(LOC_FID).isNotNull() & (F.col(LOC_PARTITION) != F.col(PARTITION_PATH))
     moves = index_keys.GLOBAL_INDEX_UPDATE_PARTITION_PATH
-    if job.cfg.index_type == "RECORD_INDEX":
+    if job.cfg.index_type.reads_record_index:
         moves = index_keys.RECORD_INDEX_UPDATE_PARTITION_PATH
     if not moves.get(job.cfg.options):
         return tagged.withColumn(

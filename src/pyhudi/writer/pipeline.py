@@ -135,7 +135,7 @@ def _run(
 ) -> CommitResult:
     action = action_for(cfg)
     ensure_record_index(ctx, cfg.options)
-    if cfg.index_type == "RECORD_INDEX":  # before anything changes on the table
+    if cfg.index_type.reads_record_index:  # before anything changes on the table
         require_record_index(ctx, "hoodie.index.type=RECORD_INDEX")
     transaction = WriteTransaction(ctx, action, cfg.operation, options=dict(cfg.options))
     instant_time = transaction.begin()
@@ -199,7 +199,7 @@ def checked_records(
 def _bucket_upsert(cfg: WriteConfig) -> bool:
     """An upsert under the bucket index: its only job is the write job (whose tasks check the
     partition paths)."""
-    return cfg.operation is WriteOperationType.UPSERT and cfg.index_type == "BUCKET"
+    return cfg.operation is WriteOperationType.UPSERT and cfg.index_type.routes_by_bucket
 
 
 def task_spec(

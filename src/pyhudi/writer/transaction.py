@@ -20,7 +20,7 @@ from pyhudi.codec.file_names import base_file_name, parse_base_file, parse_log_f
 from pyhudi.codec.heartbeat import encode_owner
 from pyhudi.config import concurrency
 from pyhudi.config.concurrency import FailedWritesPolicy
-from pyhudi.config.index import INDEX_TYPE
+from pyhudi.config.index import index_type
 from pyhudi.exceptions import CommitConflictError, WriteConflictError
 from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.metadata.files_records import commit_files_records
@@ -235,7 +235,7 @@ class WriteTransaction:
         assert self.instant is not None
         settings = self._settings
         by_bucket = (
-            INDEX_TYPE.get(settings) == "BUCKET"
+            index_type(settings).routes_by_bucket
             or concurrency.CONFLICT_RESOLUTION_STRATEGY.get(settings)
             == concurrency.BUCKET_CONFLICT_STRATEGY
         )

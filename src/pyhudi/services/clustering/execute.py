@@ -84,7 +84,7 @@ def _refuse_bucket_tables(ctx: TableContext, options: Mapping[str, str]) -> None
     """Clustering would move records out of their buckets. A bucket table is known by the option,
     or (a service run without the writers' options) by every file group being named by its bucket
     (`<8-digit bucket>-...`: two or more random file ids all start with eight digits once in 2,000)."""
-    if index_keys.INDEX_TYPE.get(options) == "BUCKET":
+    if index_keys.index_type(options).routes_by_bucket:
         raise UnsupportedOperationError(f"clustering {clustering_keys.BUCKET_REFUSAL}")
     file_ids = [s.file_id for s in ctx.view().latest_file_slices()]
     if len(file_ids) >= 2 and all(_BUCKET_FILE_ID.match(fid) for fid in file_ids):
