@@ -33,6 +33,7 @@ from pyhudi.exceptions import CommitConflictError, ConfigError, TableExistsError
 from pyhudi.file_group.identity import local_task
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import BootstrapMode, WriteOperationType
 from pyhudi.model.instant import FULL_BOOTSTRAP_INSTANT, METADATA_BOOTSTRAP_INSTANT, Action
@@ -145,7 +146,9 @@ def _target(target: str, source_uri: str, mode: str) -> tuple[TableContext | Non
     if mode.lower() == "overwrite":
         _delete_table(ctx, source_uri)
         return None, False
-    rollback_failed_writes(ctx)  # a failed bootstrap leaves a pending 00000000000001/2 instant
+    rollback_failed_writes(
+        ctx, record=commit_rollback_to_metadata_table
+    )  # a failed bootstrap leaves a pending 00000000000001/2 instant
     if ctx.reload().active.timeline.commits():
         if mode.lower() == "ignore":
             return None, True

@@ -67,7 +67,6 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import TableType
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
-from pyhudi.table.metadata_table import register_rollback_recorder
 
 log = logging.getLogger(__name__)
 #: Hudi's `SOLO_COMMIT_TIMESTAMP` and the partition-initialisation suffix of `createIndexInitTimestamp`.
@@ -206,16 +205,14 @@ def commit_rollback_to_metadata_table(
 ) -> None:
     """The metadata-table deltacommit of data rollback `rollback_time` (Hudi 0.14
     `processRollbackMetadata`): the log files that got ROLLBACK command blocks and the failed
-    write's log files left on storage. Registered with `table.metadata_table` (the rollback lives
-    a layer below); nothing when the table maintains no `files` partition or nothing stays."""
+    write's log files left on storage. The `record` of `table.rollback.rollback_instant` (a
+    layer below), passed by every caller that rolls back data instants; nothing when the table
+    maintains no `files` partition or nothing stays."""
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         return
     records = rollback_files_records(rollback_metadata)
     if records:
         write_log_deltacommit(_open(ctx), rollback_time, records)
-
-
-register_rollback_recorder(commit_rollback_to_metadata_table)
 
 
 def discard_metadata_commit(ctx: TableContext, instant_time: str) -> None:

@@ -24,7 +24,7 @@ from pyhudi.exceptions import CorruptFileError, WriteConflictError
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.heartbeat import dead_owner, heartbeat_path, read_owner, writer_is_live
-from pyhudi.table.rollback import failed_write_instants, rollback_instant
+from pyhudi.table.rollback import RollbackRecorder, failed_write_instants, rollback_instant
 
 log = logging.getLogger(__name__)
 #: How often a waiting writer looks at the timeline and heartbeats again.
@@ -109,10 +109,14 @@ def _live_writer_error(ctx: TableContext, other: Instant) -> WriteConflictError:
 
 
 def rollback_failed_writes_eager(
-    ctx: TableContext, options: Mapping[str, str], *, own: str | None = None
+    ctx: TableContext,
+    options: Mapping[str, str],
+    *,
+    record: RollbackRecorder | None,
+    own: str | None = None,
 ) -> list[InstantTime]:
     """Roll back failed writes (expired heartbeat or dead owner), newest first; fail if one is
-    live."""
+    live. `record`: as for `rollback_instant`."""
     refuse_live_writers(ctx, options, own=own)
     failed = [i for i in failed_write_instants(ctx) if i.time != own]
     for instant in failed:
@@ -125,13 +129,15 @@ def rollback_failed_writes_eager(
                 instant.time,
                 reason,
             )
-    return rollback_expired(ctx, failed)
+    return rollback_expired(ctx, failed, record=record)
 
 
-def rollback_expired(ctx: TableContext, failed: list[Instant]) -> list[InstantTime]:
+def rollback_expired(
+    ctx: TableContext, failed: list[Instant], *, record: RollbackRecorder | None
+) -> list[InstantTime]:
     rolled = []
     for instant in sorted(failed, key=lambda i: i.time, reverse=True):
-        rollback_instant(ctx, instant)
+        rollback_instant(ctx, instant, record=record)
         ctx.storage.delete(heartbeat_path(ctx, instant.time))  # HeartbeatUtils.deleteHeartbeatFile
         rolled.append(instant.time)
     return rolled

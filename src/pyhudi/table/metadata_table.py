@@ -20,8 +20,6 @@ would be needed).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
-from typing import Any
 
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.model.instant import Action, Instant
@@ -33,25 +31,6 @@ METADATA_TABLE_FOLDER = "metadata"
 COMPACTION_SUFFIX = "001"
 CLEAN_SUFFIX = "002"
 ROLLBACK_SUFFIX = "006"
-
-#: (data table, rollback instant time, decoded `HoodieRollbackMetadata`) -> None: records a data
-#: rollback's files in the metadata table before the rollback completes. The metadata writer lives
-#: a layer above (`pyhudi.metadata.writer`, imported with `pyhudi`) and registers itself here.
-RollbackRecorder = Callable[[TableContext, str, Mapping[str, Any]], None]
-_ROLLBACK_RECORDERS: list[RollbackRecorder] = []
-
-
-def register_rollback_recorder(recorder: RollbackRecorder) -> None:
-    if recorder not in _ROLLBACK_RECORDERS:
-        _ROLLBACK_RECORDERS.append(recorder)
-
-
-def record_rollback(data: TableContext, rollback_time: str, metadata: Mapping[str, Any]) -> None:
-    """Give a data rollback's metadata to the metadata writer (nothing for a metadata table)."""
-    if is_metadata_table(data):
-        return
-    for recorder in _ROLLBACK_RECORDERS:
-        recorder(data, rollback_time, metadata)
 
 
 def metadata_table_base_path(data: TableContext) -> str:

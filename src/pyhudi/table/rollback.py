@@ -12,7 +12,9 @@ from __future__ import annotations
 import posixpath
 import time
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.file_names import (
@@ -30,12 +32,18 @@ from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.table.context import TableContext
 from pyhudi.table.metadata_table import (
     ROLLBACK_SUFFIX,
+    is_metadata_table,
     metadata_instant_to_roll_back,
     open_metadata_table,
-    record_rollback,
 )
 
 _ROLLBACK_PLAN_VERSION = 1
+
+#: (data table, rollback instant time, decoded `HoodieRollbackMetadata`) -> None: records a data
+#: rollback's files in the metadata table before the rollback completes. The metadata writer lives
+#: a layer above, so callers pass it (`pyhudi.metadata.writer.commit_rollback_to_metadata_table`);
+#: None only where no metadata table can need the record.
+RollbackRecorder = Callable[[TableContext, str, Mapping[str, Any]], None]
 
 
 @dataclass
@@ -72,10 +80,12 @@ def failed_write_instants(ctx: TableContext) -> list[Instant]:
     return result
 
 
-def rollback_failed_writes(ctx: TableContext) -> list[InstantTime]:
+def rollback_failed_writes(
+    ctx: TableContext, *, record: RollbackRecorder | None
+) -> list[InstantTime]:
     rolled = []
     for instant in sorted(failed_write_instants(ctx), key=lambda i: i.time, reverse=True):
-        rollback_instant(ctx, instant)
+        rollback_instant(ctx, instant, record=record)
         rolled.append(instant.time)
     return rolled
 
@@ -188,13 +198,17 @@ def logs_written_by(
 
 
 def rollback_instant(
-    ctx: TableContext, instant: Instant, *, rollback_time: InstantTime | None = None
+    ctx: TableContext,
+    instant: Instant,
+    *,
+    record: RollbackRecorder | None,
+    rollback_time: InstantTime | None = None,
 ) -> InstantTime:
     """Roll back one write instant (pending; completed on a metadata table); returns the
     rollback instant time. When the table has a metadata table holding a deltacommit for
-    `instant`, that deltacommit is rolled back too, at `<rollback time>006` (Hudi 0.14), before
-    the data rollback completes; an instant older than the metadata table's latest compaction
-    is refused before anything changes."""
+    `instant`, that deltacommit is rolled back too, at `<rollback time>006` (Hudi 0.14), and
+    `record` writes the rollback's own deltacommit, both before the data rollback completes; an
+    instant older than the metadata table's latest compaction is refused before anything changes."""
     started = time.monotonic()
     mdt = open_metadata_table(ctx)
     mdt_target = metadata_instant_to_roll_back(mdt, instant) if mdt is not None else None
@@ -225,7 +239,8 @@ def rollback_instant(
         "version": 1,
         "instantsRollback": [{"commitTime": instant.time, "action": instant.action.value}],
     }
-    record_rollback(ctx, rollback_time, metadata)
+    if record is not None and not is_metadata_table(ctx):
+        record(ctx, rollback_time, metadata)
     ctx.active.complete(inflight, avro_schemas.encode_container("HoodieRollbackMetadata", metadata))
     return rollback_time
 
@@ -238,7 +253,7 @@ def _rollback_in_metadata_table(mdt: TableContext, target: Instant, rollback_tim
         plan = read_requested_plan(mdt.active, pending)
         if (plan.get("instantToRollback") or {}).get("commitTime") == target.time:
             mdt.active.delete_pending_files(pending)
-    rollback_instant(mdt, target, rollback_time=InstantTime(rollback_time))
+    rollback_instant(mdt, target, record=None, rollback_time=InstantTime(rollback_time))
 
 
 def _execute(

@@ -25,6 +25,7 @@ from pyhudi.exceptions import CommitConflictError, WriteConflictError
 from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.metadata.files_records import commit_files_records
 from pyhudi.metadata.writer import (
+    commit_rollback_to_metadata_table,
     commit_to_metadata_table,
     discard_metadata_commit,
     maintains_metadata_table,
@@ -171,7 +172,9 @@ class WriteTransaction:
         if concurrency.failed_writes_policy(settings) is FailedWritesPolicy.EAGER:
             await_live_writers(self.ctx, settings)
             with table_transaction(self.ctx, self.options):
-                self.rolled_back = rollback_failed_writes_eager(self.ctx, settings)
+                self.rolled_back = rollback_failed_writes_eager(
+                    self.ctx, settings, record=commit_rollback_to_metadata_table
+                )
 
     def _handle_other_writers(self, own: InstantTime) -> None:
         """Single writer: fail on a live writer (one that started beside this one). OCC: nothing

@@ -23,6 +23,7 @@ from pyhudi.metadata.compaction import (
     compaction_due,
     schedule_metadata_compaction,
 )
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.table.rollback import rollback_failed_writes
 
@@ -102,7 +103,7 @@ def test_deltacommits_after_a_metadata_compaction_go_on_its_slice(built):
     # a later data instant rolls back fine; one before the compaction is refused (Hudi)
     name = built.write_data(TIMES[11], complete=False)
     built.deltacommit(TIMES[11], {"10": {name: 1}}, complete=False)
-    assert rollback_failed_writes(built.data())
+    assert rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     assert validate(built.data()).ok
 
 
@@ -123,7 +124,7 @@ def test_a_pending_data_instant_before_the_latest_deltacommit_blocks_compaction(
     built.write_data(TIMES[8], complete=False)  # pending data write, no deltacommit
     built.commit(TIMES[9], "30")
     assert compaction_due(built.data(), built.mdt(), CONFIG) is None
-    rollback_failed_writes(built.data())
+    rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     assert compaction_due(built.data(), built.mdt(), CONFIG) == TIMES[9] + "001"
 
 

@@ -12,6 +12,7 @@ import pytest
 from tests.helpers.mdt_builder import MdtBuilder, disk_files
 
 from pyhudi.metadata import MetadataTable, validate
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.instant import Action
 from pyhudi.services.metadata_table import run_metadata_table_services
 from pyhudi.table.rollback import rollback_failed_writes
@@ -23,7 +24,7 @@ OPTIONS = {"hoodie.keep.min.commits": "20", "hoodie.keep.max.commits": "25"}
 def _step(builder: MdtBuilder, rng: random.Random, time: str) -> None:
     data = builder.data()
     if data.active.timeline.pending():
-        assert rollback_failed_writes(data)
+        assert rollback_failed_writes(data, record=commit_rollback_to_metadata_table)
         return
     partition = rng.choice(["10", "20", "30"])
     roll = rng.random()

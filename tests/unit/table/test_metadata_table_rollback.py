@@ -13,6 +13,7 @@ from pyhudi.codec import avro_schemas
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.metadata import MetadataTable, validate
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.enums import LogBlockType
 from pyhudi.model.instant import Action, State
 from pyhudi.table.rollback import rollback_failed_writes, rollback_instant
@@ -38,7 +39,7 @@ def _listing_equals_storage(builder: MdtBuilder) -> None:
 def test_rollback_of_a_failed_write_rolls_back_its_pending_metadata_deltacommit(built):
     name = built.write_data(T4, complete=False)
     log = built.deltacommit(T4, {"10": {name: 1}}, complete=False)
-    rolled = rollback_failed_writes(built.data())
+    rolled = rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     assert len(rolled) == 1
     mdt = built.mdt()
     assert T4 not in mdt.active.timeline.times()
@@ -60,7 +61,7 @@ def test_rollback_removes_a_completed_metadata_deltacommit_of_a_failed_write(bui
     name = built.write_data(T4, complete=False)
     built.deltacommit(T4, {"10": {name: 1}})  # the data commit crashed after the metadata one
     assert MetadataTable.open(built.data()).files_in("10").get(name) is None  # data pending
-    rollback_failed_writes(built.data())
+    rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     mdt = built.mdt()
     assert T4 not in mdt.active.timeline.times()
     assert not (built.mdt_root / ".hoodie" / f"{T4}.deltacommit").exists()
@@ -71,7 +72,7 @@ def test_rollback_removes_a_completed_metadata_deltacommit_of_a_failed_write(bui
 def test_rollback_without_a_metadata_deltacommit_leaves_the_metadata_table_alone(built):
     built.write_data(T4, complete=False)
     before = sorted(os.listdir(built.mdt_root / ".hoodie"))
-    rollback_failed_writes(built.data())
+    rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     assert sorted(os.listdir(built.mdt_root / ".hoodie")) == before
     _listing_equals_storage(built)
 
@@ -84,7 +85,9 @@ def test_rollback_older_than_the_metadata_compaction_is_refused_untouched(built)
     mdt.active.complete(mdt.active.transition_to_inflight(compaction), b"{}")
     snapshot = {p: sorted(os.listdir(p)) for p in (built.root / ".hoodie", built.root / "10")}
     with pytest.raises(UnsupportedOperationError, match=f"{older}.*compacted at {T3}001"):
-        rollback_instant(built.data(), instant(built.data(), older))
+        rollback_instant(
+            built.data(), instant(built.data(), older), record=commit_rollback_to_metadata_table
+        )
     assert {p: sorted(os.listdir(p)) for p in snapshot} == snapshot
 
 
@@ -101,7 +104,7 @@ def test_a_metadata_rollback_left_pending_by_a_dead_attempt_is_replaced(built):
     mdt.active.create_requested(
         dead, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan)
     )
-    rollback_failed_writes(built.data())
+    rollback_failed_writes(built.data(), record=commit_rollback_to_metadata_table)
     rollbacks = list(built.mdt().active.timeline.with_actions(Action.ROLLBACK))
     assert [r.state for r in rollbacks] == [State.COMPLETED] and rollbacks[0].time != dead
     _listing_equals_storage(built)

@@ -17,6 +17,7 @@ from pyhudi.codec.avro_schemas import encode_container
 from pyhudi.codec.heartbeat import encode_owner
 from pyhudi.config.concurrency import FILE_SYSTEM_LOCK
 from pyhudi.exceptions import WriteConflictError
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action, Instant, State
@@ -63,7 +64,7 @@ def test_live_pending_write_is_not_rolled_back_and_the_error_names_occ_options(t
     live = tb.write(Base("p=1", "a"), complete=False)
     tb.heartbeat(live, age_seconds=1)
     with pytest.raises(WriteConflictError) as err:
-        rollback_failed_writes_eager(tb.ctx, {})
+        rollback_failed_writes_eager(tb.ctx, {}, record=commit_rollback_to_metadata_table)
     message = str(err.value)
     assert live in message
     assert "hoodie.write.concurrency.mode=optimistic_concurrency_control" in message
@@ -76,7 +77,9 @@ def test_expired_pending_write_is_rolled_back_eagerly(tmp_path):
     tb = TimelineBuilder.create(tmp_path)
     dead = tb.write(Base("p=1", "a"), complete=False)
     heartbeat = tb.heartbeat(dead, age_seconds=121)  # default expiry: 60 s x 2 misses
-    assert rollback_failed_writes_eager(tb.ctx, {}) == [dead]
+    assert rollback_failed_writes_eager(tb.ctx, {}, record=commit_rollback_to_metadata_table) == [
+        dead
+    ]
     assert not (_meta(tb) / f"{dead}.inflight").exists()
     assert not heartbeat.exists()
 
@@ -89,13 +92,17 @@ def test_heartbeat_expiry_follows_the_interval_and_misses_options(tmp_path):
         "hoodie.client.heartbeat.interval_in_ms": "1000",
         "hoodie.client.heartbeat.tolerable.misses": "2",
     }
-    assert rollback_failed_writes_eager(tb.ctx, fast) == [pending]
+    assert rollback_failed_writes_eager(tb.ctx, fast, record=commit_rollback_to_metadata_table) == [
+        pending
+    ]
 
 
 def test_pending_write_without_heartbeat_counts_as_failed(tmp_path):
     tb = TimelineBuilder.create(tmp_path)
     pending = tb.write(Base("p=1", "a"), complete=False)  # e.g. a JVM writer in EAGER mode
-    assert rollback_failed_writes_eager(tb.ctx, {}) == [pending]
+    assert rollback_failed_writes_eager(tb.ctx, {}, record=commit_rollback_to_metadata_table) == [
+        pending
+    ]
 
 
 def test_commit_guard_passes_for_an_inflight_instant(tmp_path):
@@ -108,7 +115,7 @@ def test_commit_guard_refuses_an_instant_rolled_back_by_another_writer(tmp_path)
     tb = TimelineBuilder.create(tmp_path)
     pending = tb.write(Base("p=1", "a"), complete=False)
     instant = Instant(pending, Action.COMMIT, State.INFLIGHT)
-    rollback_instant(tb.ctx, instant)
+    rollback_instant(tb.ctx, instant, record=commit_rollback_to_metadata_table)
     with pytest.raises(WriteConflictError, match=f"{pending}.*gone"):
         check_commit_allowed(tb.ctx, instant)
 
@@ -203,7 +210,7 @@ def test_pending_write_of_this_live_process_is_never_rolled_back(tmp_path):
     live = tb.write(Base("p=1", "a"), complete=False)
     tb.heartbeat(live, age_seconds=1).write_bytes(encode_owner(this_process()))
     with pytest.raises(WriteConflictError, match=live):
-        rollback_failed_writes_eager(tb.ctx, {})
+        rollback_failed_writes_eager(tb.ctx, {}, record=commit_rollback_to_metadata_table)
     assert (_meta(tb) / f"{live}.inflight").exists()
 
 

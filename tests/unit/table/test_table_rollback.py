@@ -9,6 +9,7 @@ import fastavro
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.file_names import base_file_name, log_file_name, marker_name
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.enums import IOType
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.table.context import TableContext
@@ -71,7 +72,7 @@ def hoodie_names(ctx: TableContext) -> list[str]:
 def test_rollback_of_failed_commit_deletes_its_file_and_writes_rollback_triple(tmp_path):
     ctx = new_table(tmp_path)
     failed, data = fail_write(ctx, "p=1")
-    rolled = rollback_failed_writes(ctx)
+    rolled = rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert rolled == [failed.time]
     assert not data.exists()
     assert not Path(ctx.marker_folder(failed.time)).exists()
@@ -93,7 +94,7 @@ def test_rollback_of_failed_commit_deletes_its_file_and_writes_rollback_triple(t
 def test_rollback_plan_lists_the_file_and_metadata_names_the_instant(tmp_path):
     ctx = new_table(tmp_path)
     failed, data = fail_write(ctx, "p=1")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     hoodie = Path(ctx.meta_path)
     (requested,) = hoodie.glob("*.rollback.requested")
     plan = read_avro(requested, "HoodieRollbackPlan")
@@ -116,7 +117,7 @@ def test_rollback_plan_lists_the_file_and_metadata_names_the_instant(tmp_path):
 def test_rolled_back_table_has_only_the_rollback_on_its_timeline(tmp_path):
     ctx = new_table(tmp_path)
     fail_write(ctx, "p=1")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     reopened = TableContext.open(str(tmp_path))
     assert [(i.action, i.state) for i in reopened.active.timeline] == [
         (Action.ROLLBACK, State.COMPLETED)
@@ -134,7 +135,7 @@ def test_committed_files_survive_a_rollback(tmp_path):
     kept.parent.mkdir()
     kept.write_bytes(b"PAR1")
     fail_write(ctx, "p=1", file_id="f2-0")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert kept.exists()
     assert [p.name for p in (tmp_path / "p=1").iterdir()] == [kept.name]
 
@@ -144,14 +145,14 @@ def test_rollback_without_markers_lists_files_named_with_the_instant(tmp_path):
     failed, data = fail_write(ctx, "p=2", with_marker=False)
     (request,) = plan_rollback(ctx, failed)
     assert request.files_to_delete == [str(data)]
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert not data.exists()
 
 
 def test_rollback_of_non_partitioned_failed_write(tmp_path):
     ctx = new_table(tmp_path)
     _, data = fail_write(ctx, "")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert not data.exists()
     (completed,) = Path(ctx.meta_path).glob("*.rollback")
     assert read_avro(completed, "HoodieRollbackMetadata")["partitionMetadata"][""][
@@ -163,7 +164,7 @@ def test_requested_only_instant_is_rolled_back_too(tmp_path):
     ctx = new_table(tmp_path)
     failed, data = fail_write(ctx, "p=1", inflight=False)
     assert failed_write_instants(ctx) == [failed]
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert not data.exists() and not [n for n in hoodie_names(ctx) if n.startswith(failed.time)]
 
 
@@ -171,7 +172,10 @@ def test_several_failed_writes_are_rolled_back_newest_first(tmp_path):
     ctx = new_table(tmp_path)
     first, first_data = fail_write(ctx, "p=1", file_id="a-0")
     second, second_data = fail_write(ctx, "p=2", file_id="b-0")
-    assert rollback_failed_writes(ctx) == [second.time, first.time]
+    assert rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table) == [
+        second.time,
+        first.time,
+    ]
     assert not first_data.exists() and not second_data.exists()
     assert len(list(Path(ctx.meta_path).glob("*.rollback"))) == 2
 
@@ -179,7 +183,7 @@ def test_several_failed_writes_are_rolled_back_newest_first(tmp_path):
 def test_nothing_to_roll_back_writes_nothing(tmp_path):
     ctx = new_table(tmp_path)
     before = hoodie_names(ctx)
-    assert rollback_failed_writes(ctx) == []
+    assert rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table) == []
     assert hoodie_names(ctx) == before
 
 
@@ -220,7 +224,7 @@ def test_failed_deltacommit_that_created_a_log_only_file_group_deletes_the_log(t
     )
     marker.parent.mkdir(parents=True)
     marker.write_bytes(b"")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert not log.exists()
     (requested,) = Path(ctx.meta_path).glob("*.rollback.requested")
     (request,) = read_avro(requested, "HoodieRollbackPlan")["RollbackRequests"]
@@ -235,5 +239,5 @@ def test_rollback_reads_timeline_server_based_markers(tmp_path):
     markers.mkdir(parents=True)
     (markers / "MARKERS.type").write_text("TIMELINE_SERVER_BASED")
     (markers / "MARKERS0").write_text(f"p=1/{marker_name(data.name, IOType.CREATE)}\n")
-    rollback_failed_writes(ctx)
+    rollback_failed_writes(ctx, record=commit_rollback_to_metadata_table)
     assert not data.exists()

@@ -32,7 +32,11 @@ from pyhudi.codec.avro_schemas import decode_container, encode_container
 from pyhudi.codec.service_plans import clean_plan_from_avro, clean_plan_to_avro
 from pyhudi.config.clean import CleanConfig, CleaningPolicy, FailedWritesPolicy
 from pyhudi.exceptions import CommitConflictError
-from pyhudi.metadata.writer import commit_clean_to_metadata_table, prepare_metadata_table
+from pyhudi.metadata.writer import (
+    commit_clean_to_metadata_table,
+    commit_rollback_to_metadata_table,
+    prepare_metadata_table,
+)
 from pyhudi.model.file import join_partition
 from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.model.plans import CleanPlan
@@ -276,7 +280,7 @@ def rollback_expired_writes(
             for instant in failed_write_instants(ctx)
             if is_heartbeat_expired(ctx, instant.time, config.heartbeat_expiry_ms, now=now)
         ]
-        return rollback_expired(ctx, expired)
+        return rollback_expired(ctx, expired, record=commit_rollback_to_metadata_table)
 
 
 # ---- the service ----------------------------------------------------------------------------------

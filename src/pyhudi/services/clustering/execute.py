@@ -30,6 +30,7 @@ from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import STATS_DDL, commit_metadata_of, stats_table
 from pyhudi.fs_view.pending import pending_clustering_file_groups, read_requested_plan
+from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import METADATA_BOOTSTRAP_INSTANT, Action, Instant, InstantTime
@@ -227,7 +228,7 @@ def _check_conflicts(ctx: TableContext, inflight: Instant, groups: list[Clusteri
     now)."""
     change = _changed_input(ctx, inflight, groups)
     if change is not None:
-        rollback = rollback_instant(ctx, inflight)
+        rollback = rollback_instant(ctx, inflight, record=commit_rollback_to_metadata_table)
         raise _InputsChanged(
             f"clustering {inflight.time} aborted: {change}; the plan was rolled back (rollback "
             f"{rollback}) and the next schedule plans these file groups again"
