@@ -72,7 +72,7 @@ def write(
         options[write_keys.OPERATION.key] = "insert_overwrite_table"
 
     if existing is not None:
-        existing.config.check_writable(path)
+        existing.check_writable()
     cfg = resolve_write_config(options, existing.config if existing else None)
     if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
         return compact(df.sparkSession, path, cfg, existing)

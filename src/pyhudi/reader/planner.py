@@ -28,6 +28,7 @@ from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import Action, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.pruning import PartitionFilter, check_filter_columns, prune_partitions
+from pyhudi.table import schema_history
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.timeline import normalize_instant_time
@@ -147,6 +148,9 @@ def _plan(
     filters: tuple[PartitionFilter, ...],
 ) -> ReadPlan:
     check_filter_columns(with_meta_fields(schema), filters)
+    schema_history.check_files_match_by_name(
+        ctx.storage, ctx.base_path, schema.names, (s.base_instant_time for s in slices), as_of
+    )
     visible = ctx.active.timeline.commits().up_to(as_of)
     base_only, with_logs, stitched = split_slices(slices)
     return ReadPlan(

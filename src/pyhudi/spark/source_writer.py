@@ -113,7 +113,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
             options = {**options, wkeys.OPERATION.key: "insert_overwrite_table"}
         existing = TableContext.open(path) if TableContext.exists(path) else None
         if existing is not None:
-            existing.config.check_writable(path)
+            existing.check_writable()
         cfg = resolve_write_config(options, existing.config if existing else None)
         check_data_source_operation(cfg)
         schema = conformed_schema(schema, cfg.options)  # Avro-valid names before a table exists

@@ -17,7 +17,7 @@ from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundE
 from pyhudi.fs_view import FileSystemView
 from pyhudi.model.instant import InstantTime
 from pyhudi.storage import Storage
-from pyhudi.table import layout
+from pyhudi.table import layout, schema_history
 from pyhudi.table.config import TableConfig
 from pyhudi.table.layout import TEMP_FOLDER
 from pyhudi.timeline import META_FOLDER, ActiveTimeline, new_instant_time
@@ -57,6 +57,11 @@ class TableContext:
         config.check_readable(base_path)
         active = ActiveTimeline.load(storage, base_path, config.timeline_layout_version)
         return cls(storage, base_path, config, active)
+
+    def check_writable(self) -> None:
+        """pyhudi may write this table: its version, and no Hudi schema-on-read history."""
+        self.config.check_writable(self.base_path)
+        schema_history.check_writable(self.storage, self.base_path)
 
     @classmethod
     def exists(cls, uri: str) -> bool:

@@ -105,6 +105,7 @@ def execute_clustering(
     options: Mapping[str, str] | None = None,
 ) -> ServiceOutcome:
     ctx.reload()
+    ctx.check_writable()
     pending = _pending(ctx, instant)
     requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
     groups = [clustering_group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]

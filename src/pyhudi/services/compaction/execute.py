@@ -107,6 +107,7 @@ def execute_compaction(
 ) -> ServiceOutcome:
     """Run one pending compaction plan to completion."""
     ctx.reload()
+    ctx.check_writable()
     pending = _pending(ctx, instant)
     plan = read_plan(ctx, pending)
     check_plan_partitions((o.partition_path for o in plan.operations), pending, "compaction")
