@@ -6,6 +6,7 @@ import pytest
 from tests.helpers.oracle import assert_same_rows, hudi_rs_table
 
 import pyhudi
+from pyhudi.exceptions import UnsupportedOperationError
 
 COW = [
     "cow__v6_complexkeygen_hivestyle",
@@ -59,9 +60,22 @@ def test_real_cow_table_time_travel_to_every_commit_matches_hudi_rs(spark, hudi_
         _compare(spark, hudi_tables[name], as_of=instant.time)
 
 
+def refuses_incremental_without_meta_fields(read, path) -> bool:  # type: ignore[no-untyped-def]
+    """A table without meta fields has no commit times to select rows by: Apache Hudi refuses
+    its incremental queries ("not supported when meta fields are disabled"), and so does pyhudi
+    (hudi-rs 0.5 returns the changed file groups whole)."""
+    if pyhudi.HudiTable(str(path)).properties.get("hoodie.populate.meta.fields") != "false":
+        return False
+    with pytest.raises(UnsupportedOperationError, match="meta fields are disabled"):
+        read(str(path), _options(start="00000000000000000"))
+    return True
+
+
 @pytest.mark.parametrize("name", [n for n in COW if "empty" not in n])
 def test_real_cow_table_incremental_windows_match_hudi_rs(spark, hudi_tables, name):
     table = pyhudi.HudiTable(str(hudi_tables[name]))
+    if refuses_incremental_without_meta_fields(lambda p, o: pyhudi.read(spark, p, o), table.path):
+        return
     times = [i.completion_time or i.time for i in table.commits()]
     for start in ["00000000000000000", *times[:-1]]:
         _compare(spark, hudi_tables[name], start=start)

@@ -224,6 +224,13 @@ def _plan_incremental(
         raise ConfigError(
             f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
         )
+    if not ctx.config.populate_meta_fields:
+        # Rows carry no commit time to select them by: Hudi refuses too (its COW and MOR
+        # incremental relations, 0.x and 1.x), rather than return the changed file groups whole.
+        raise UnsupportedOperationError(
+            "incremental queries are not supported when meta fields are disabled "
+            "(the table has hoodie.populate.meta.fields=false)"
+        )
     begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
     end = rkeys.END_INSTANT.get(opts)
     commits = ctx.active.timeline.commits()
@@ -252,8 +259,7 @@ def _plan_incremental(
         for s in view.latest_merged_file_slices(as_of, partitions)
         if (s.partition_path, s.file_id) in touched
     ]
-    # Without meta fields rows carry no commit time: the changed file groups are returned whole (as hudi-rs does).
-    commit_times = frozenset(i.time for i in window) if ctx.config.populate_meta_fields else None
+    commit_times = frozenset(i.time for i in window)
     return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)
 
 
