@@ -25,8 +25,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 import pyhudi
-from pyhudi.file_group.ordering import ARROW, earlier_stays
-from pyhudi.reader.mor_spark import SPARK_ORDERING
+from pyhudi.merge.ordering import ARROW, earlier_stays
+from pyhudi.merge.ordering import SPARK as SPARK_ORDERING
 from tests.judge.client import Judge, JudgeError
 from tests.judge.compare import assert_same_read, hudi_frame
 from tests.judge.tables import base_options

@@ -2,6 +2,7 @@
 
 from pyhudi.config import (
     archival,
+    bootstrap,
     clean,
     clustering,
     compaction,
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigOption",
     "all_options",
     "archival",
+    "bootstrap",
     "clean",
     "clustering",
     "compaction",

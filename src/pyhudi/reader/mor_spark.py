@@ -31,7 +31,7 @@ from pyhudi.keygen.spark import with_key_columns
 from pyhudi.keygen.spark_sql import sql_name
 from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.merge.config import MergeMode
-from pyhudi.merge.ordering import SPARK, base_stays_spark, ordering_columns
+from pyhudi.merge.ordering import base_stays_spark, ordering_columns
 from pyhudi.merge.record_merger import DELETED, NATURAL
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.mor_positions import read_by_position, reads_by_position
@@ -150,8 +150,3 @@ def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -
     )
     columns = list(base.columns)
     return kept_base.select(*columns).unionByName(live.select(*columns))
-
-
-#: Moved to `pyhudi.merge.ordering.SPARK`; kept only for tests/judge/test_null_ordering_values.py,
-#: which imports it from here. Delete once that test imports `pyhudi.merge.ordering`.
-SPARK_ORDERING = SPARK
