@@ -41,10 +41,11 @@ test: check-java install ## run the whole test suite (unit, property, Spark, int
 test-fast: install ## run only the tests that need no Spark
 	$(BIN)/python -m pytest -q -m "not spark"
 
-lint: install ## ruff (lint + format check), the import rules, mypy (strict on the public surface)
+lint: install ## ruff (lint + format check), the import rules, public docstrings, mypy (strict on the public surface)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/python scripts/check-imports
+	$(BIN)/python scripts/check-docstrings
 	$(BIN)/mypy
 	$(BIN)/mypy --strict --follow-imports=silent src/pyhudi/__init__.py src/pyhudi/api.py src/pyhudi/model
 

@@ -8,26 +8,27 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from pyhudi.codec.schema import with_meta_fields as add_meta
-from pyhudi.config.archival import ArchivalConfig
-from pyhudi.config.clean import CleanConfig
-from pyhudi.config.unknown import check_service_options
+from pyhudi.exceptions import InstantNotFoundError
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
 from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import TableType
 from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
-from pyhudi.model.results import ArchiveResult, BootstrapResult, CleanResult, CommitResult
+from pyhudi.model.results import BootstrapResult, CommitResult
 from pyhudi.reader.arrow_read import read_arrow as _read_arrow
-from pyhudi.services.archival.execute import archive
-from pyhudi.services.clean.execute import run_clean
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
-from pyhudi.timeline.archived import read_archived_instants
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
-    from pyhudi.services.namespaces import ClusteringService, CompactionService
+    from pyhudi.services.namespaces import (
+        ArchivalService,
+        CleanService,
+        ClusteringService,
+        CompactionService,
+    )
     from pyhudi.spark.streaming import HudiStreamingQuery
 
 
@@ -150,10 +151,12 @@ class HudiTable:
     """A Hudi table on storage: inspect its timeline, file groups and schema; run table services."""
 
     def __init__(self, path: str) -> None:
+        """Open the table at `path` (a `TableNotFoundError` when there is none)."""
         self._ctx = TableContext.open(path)
 
     @classmethod
     def open(cls, path: str) -> HudiTable:
+        """The same as `HudiTable(path)`."""
         return cls(path)
 
     @classmethod
@@ -181,32 +184,34 @@ class HudiTable:
             _sync(spark, target, options)
         return (None if result.ignored else cls(target)), result
 
-    @property
-    def context(self) -> TableContext:
-        return self._ctx
-
     def refresh(self) -> HudiTable:
+        """Load the timeline and `hoodie.properties` again (commits made since opening)."""
         self._ctx.reload()
         return self
 
     @property
     def path(self) -> str:
+        """The table's base path (a URI for object stores)."""
         return self._ctx.uri
 
     @property
     def name(self) -> str:
+        """`hoodie.table.name`."""
         return self._ctx.config.name
 
     @property
-    def table_type(self) -> str:
-        return self._ctx.config.table_type.value
+    def table_type(self) -> TableType:
+        """`TableType.COPY_ON_WRITE` or `TableType.MERGE_ON_READ` (a `str` enum)."""
+        return self._ctx.config.table_type
 
     @property
     def is_merge_on_read(self) -> bool:
+        """True for a merge-on-read table."""
         return self._ctx.config.is_merge_on_read
 
     @property
     def properties(self) -> dict[str, str]:
+        """`hoodie.properties`, as a copy."""
         return dict(self._ctx.config.props)
 
     @property
@@ -219,25 +224,30 @@ class HudiTable:
         return list(self._ctx.active.timeline.commits())
 
     def commit_metadata(self, instant: Instant | str) -> CommitMetadata:
+        """The metadata of a completed commit (an `InstantNotFoundError` when there is none)."""
         if isinstance(instant, str):
             found = self._ctx.active.timeline.commits().find(instant)
             if found is None:
-                raise KeyError(f"no completed commit {instant} in {self.path}")
+                raise InstantNotFoundError(f"no completed commit {instant} in {self.path}")
             instant = found
         return self._ctx.active.commit_metadata(instant)
 
     @property
     def latest_instant_time(self) -> str | None:
+        """The instant time of the latest completed commit, or None on an empty table."""
         last = self._ctx.active.timeline.commits().last
         return last.time if last else None
 
     def partitions(self) -> list[str]:
+        """Partition paths holding files ("" for a table without partitions)."""
         return self._ctx.view().partition_paths()
 
     def file_groups(self, as_of: str | None = None) -> list[FileGroup]:
+        """Every file group with its slices, as of an instant (default: the latest)."""
         return self._ctx.view().file_groups(as_of)
 
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
+        """The latest file slice of each file group, as of an instant (default: the latest)."""
         return self._ctx.view().latest_merged_file_slices(as_of)
 
     def lookup(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -248,7 +258,8 @@ class HudiTable:
         return {key: (loc.partition_path, loc.file_id) for key, loc in groups.lookup(keys).items()}
 
     def schema(self, *, with_meta_fields: bool = False) -> pa.Schema | None:
-
+        """The table's Arrow schema (None before the first commit); `with_meta_fields` adds
+        Hudi's five `_hoodie_*` columns in front."""
         schema = table_arrow_schema(self._ctx)
         if schema is None or not with_meta_fields:
             return schema
@@ -269,38 +280,47 @@ class HudiTable:
 
         return ClusteringService(self._ctx)
 
-    def clean(self, options: Mapping[str, str] | None = None) -> CleanResult | None:
-        """Run the cleaner now (Hudi's clean options); returns what it deleted, or None."""
-        check_service_options(options)
-        return run_clean(
-            self._ctx.reload(), CleanConfig.from_options(options or {}), lock_options=options
-        )
+    @property
+    def clean(self) -> CleanService:
+        """The cleaner: `.run(options)` (or `table.clean(options)`), `.schedule()`, `.pending()`;
+        a run returns what the last clean deleted, or None."""
+        from pyhudi.services.namespaces import CleanService
 
-    def archive(self, options: Mapping[str, str] | None = None) -> ArchiveResult:
-        """Archive old instants into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`)."""
-        check_service_options(options)
-        return archive(
-            self._ctx.reload(), ArchivalConfig.from_options(options or {}), lock_options=options
-        )
+        return CleanService(self._ctx)
+
+    @property
+    def archive(self) -> ArchivalService:
+        """Archival into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`):
+        `.run(options)` (or `table.archive(options)`), `.archived()`."""
+        from pyhudi.services.namespaces import ArchivalService
+
+        return ArchivalService(self._ctx)
 
     def archived_timeline(self) -> list[Instant]:
         """Instants moved to the archived timeline, oldest first."""
+        return self.archive.archived()
 
-        return read_archived_instants(self._ctx)
-
-    def read(self, spark: SparkSession, options: Mapping[str, str] | None = None) -> DataFrame:
-        return read(spark, self.path, options)
+    def read(
+        self,
+        spark: SparkSession,
+        options: Mapping[str, str] | None = None,
+        *,
+        filters: Sequence[tuple[str, str, Any]] = (),
+        columns: Sequence[str] | None = None,
+    ) -> DataFrame:
+        """The table as a Spark DataFrame: `pyhudi.read(spark, table.path, ...)`."""
+        return read(spark, self.path, options, filters=filters, columns=columns)
 
     def to_arrow(
         self,
         options: Mapping[str, str] | None = None,
         *,
+        filters: Sequence[tuple[str, str, Any]] = (),
         columns: Sequence[str] | None = None,
-        filters: Sequence[tuple[str, str, Any]] | None = None,
     ) -> pa.Table:
         """The table as a `pyarrow.Table`, read without Spark (see `pyhudi.read_arrow`); the
         timeline is the one this object loaded (`refresh()` to see later commits)."""
-        return _read_arrow(self._ctx, options, columns=columns, filters=filters or ())
+        return _read_arrow(self._ctx, options, columns=columns, filters=filters)
 
     def __repr__(self) -> str:
-        return f"HudiTable({self.path!r}, {self.table_type}, {len(self.commits())} commits)"
+        return f"HudiTable({self.path!r}, {self.table_type.value}, {len(self.commits())} commits)"

@@ -76,6 +76,13 @@ class UnsafePathError(HudiError, ValueError):
     """A path a table operation would create or delete resolves outside the table's root folder."""
 
 
+class InstantNotFoundError(HudiError, KeyError):
+    """No such (completed) instant on the table's timeline."""
+
+    def __str__(self) -> str:  # the message as given (KeyError would quote it)
+        return str(self.args[0]) if self.args else ""
+
+
 class UnsupportedInputError(HudiError, TypeError):
     """An entry point was handed data of a type it cannot take (the message names what it takes)."""
 

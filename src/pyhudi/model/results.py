@@ -43,6 +43,7 @@ class CommitResult:
         instant_time: str,
         rolled: Sequence[str],
     ) -> CommitResult:
+        """The result of a completed write, from its commit metadata."""
         return cls(
             instant_time=instant_time,
             operation=metadata.operation_type.value,
@@ -85,6 +86,7 @@ class CleanResult:
 
     @property
     def files_deleted(self) -> int:
+        """How many files the clean deleted."""
         return len(self.deleted_files)
 
     def __str__(self) -> str:
@@ -119,6 +121,9 @@ class ArchiveResult:
 
 @dataclass(frozen=True)
 class BootstrapResult:
+    """What a bootstrap did: the mode of each partition, files and rows written, its instants
+    (`ignored`: save mode `ignore` left an existing table alone)."""
+
     table_path: str
     source_path: str
     modes: Mapping[str, str] = field(default_factory=dict)
@@ -131,6 +136,7 @@ class BootstrapResult:
     action: str = Action.COMMIT.value
 
     def summary(self) -> str:
+        """A few lines for people: which partitions went which way, files, rows, time."""
         if self.ignored:
             return f"{self.table_path} already exists: bootstrap ignored (save mode Ignore)"
         lines = [f"bootstrapped {self.source_path} into {self.table_path} in {self.seconds:.1f}s"]

@@ -53,6 +53,7 @@ class HudiStreamingQuery:
     def __init__(
         self, query: StreamingQuery, path: str, bounded: bool, finish: threading.Thread | None
     ) -> None:
+        """Made by `pyhudi.stream_write`; attributes it does not define are the query's."""
         self._query, self.path, self.bounded, self._finish = query, path, bounded, finish
 
     def __getattr__(self, name: str) -> Any:
@@ -60,9 +61,12 @@ class HudiStreamingQuery:
 
     @property
     def query(self) -> StreamingQuery:
+        """Spark's own `StreamingQuery`."""
         return self._query
 
     def awaitTermination(self, timeout: int | None = None) -> bool | None:
+        """Spark's `awaitTermination`; a bounded query (`availableNow`, `once`) also waits for the
+        table services its last batch started."""
         result = (
             self._query.awaitTermination(timeout)
             if timeout is not None
@@ -73,13 +77,14 @@ class HudiStreamingQuery:
         return result
 
     def stop(self) -> None:
+        """Stop the query, then wait for the table services running beside it."""
         self._query.stop()
 
         runner_for(TableContext.open(self.path).uri).wait()
 
     @property
     def service_failures(self) -> list[str]:
-
+        """Errors of the table services that ran beside the query (they never stop it)."""
         return (
             list(runner_for(TableContext.open(self.path).uri).failures)
             if TableContext.exists(self.path)
