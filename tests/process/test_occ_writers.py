@@ -253,8 +253,13 @@ def test_single_writer_a_second_writer_fails_fast_while_the_first_is_live(
     live = _pending(Path(path))
     assert len(live) == 1, timeline_summary(path)
 
+    # It waits for the live writer up to `pyhudi.write.wait.for.active.writer.ms` (default: the
+    # heartbeat expiry, minutes) before it fails: two seconds here.
+    second = {**options, "pyhudi.write.wait.for.active.writer.ms": "2000"}
+    began = time.monotonic()
     with pytest.raises(pyhudi.HudiError, match=re.escape(CONCURRENCY_MODE.key)):
-        pyhudi.write(rows_frame(spark, row_spec(5000, 10, tag=30, cities=["other"])), path, options)
+        pyhudi.write(rows_frame(spark, row_spec(5000, 10, tag=30, cities=["other"])), path, second)
+    assert time.monotonic() - began < 60
     assert _pending(Path(path)) == live, "the live write was touched: " + timeline_summary(path)
     assert table_state(spark, path) == expected_rows(SEED)
 
