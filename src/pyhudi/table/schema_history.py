@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.storage import Storage
+from pyhudi.timeline import META_FOLDER
 
-SCHEMA_FOLDER = posixpath.join(".hoodie", ".schema")
+SCHEMA_FOLDER = posixpath.join(META_FOLDER, ".schema")
+Versions = list[tuple[int, dict[int, str]]]
 _COMMITTED = ".schemacommit"
 
 
@@ -39,7 +41,7 @@ class SchemaChange:
         return f"{self.instant} ({', '.join(parts)})"
 
 
-def _versions(storage: Storage, base_path: str) -> list[tuple[int, dict[int, str]]]:
+def _versions(storage: Storage, base_path: str) -> Versions:
     """(version id, column id -> name) of every version the newest committed history lists."""
     folder = posixpath.join(base_path, SCHEMA_FOLDER)
     committed = sorted(
@@ -57,10 +59,9 @@ def _versions(storage: Storage, base_path: str) -> list[tuple[int, dict[int, str
     return sorted(versions, key=lambda v: v[0])
 
 
-def renames_and_drops(storage: Storage, base_path: str) -> list[SchemaChange]:
+def _renames_and_drops(versions: Versions) -> list[SchemaChange]:
     """The schema versions that renamed or dropped a top-level column, oldest first."""
     changes = []
-    versions = _versions(storage, base_path)
     for (_, before), (version, after) in itertools.pairwise(versions):
         renamed = tuple(
             (name, after[cid])
@@ -73,7 +74,7 @@ def renames_and_drops(storage: Storage, base_path: str) -> list[SchemaChange]:
     return changes
 
 
-def _version_at(versions: list[tuple[int, dict[int, str]]], instant: int) -> dict[int, str]:
+def _version_at(versions: Versions, instant: int) -> dict[int, str]:
     """The schema version that wrote a file of `instant`: the newest not after it."""
     found = versions[0][1]
     for version, names in versions:
@@ -102,9 +103,13 @@ def check_files_match_by_name(
     # The query's version: the newest not after the query instant whose columns are the query's,
     # else the newest of all whose columns are (pyhudi reads with the table's latest schema).
     until = int(as_of) if as_of else None
-    candidates = [names for version, names in versions if until is None or version <= until]
-    candidates += [names for _, names in versions]
-    query = next((n for n in reversed(candidates) if data_names(n) == wanted), versions[-1][1])
+    newest_first = [names for _, names in reversed(versions)]
+    not_after = [
+        names for version, names in reversed(versions) if until is None or version <= until
+    ]
+    query = next(
+        (n for n in [*not_after, *newest_first] if data_names(n) == wanted), versions[-1][1]
+    )
     by_name = {name: cid for cid, name in query.items()}
     for instant in sorted(set(file_instants)):
         written = _version_at(versions, int(instant))
@@ -115,7 +120,7 @@ def check_files_match_by_name(
             or (cid not in query and name in by_name)  # dropped, then added again
         ]
         if differs:
-            changes = "; ".join(c.describe() for c in renames_and_drops(storage, base_path))
+            changes = "; ".join(c.describe() for c in _renames_and_drops(versions))
             raise UnsupportedOperationError(
                 f"table {base_path} renamed or dropped columns with Hudi's schema on read "
                 f"(hoodie.schema.on.read.enable; {changes}), "
