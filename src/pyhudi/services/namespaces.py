@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.config.clean import CleanConfig
 from pyhudi.config.unknown import check_service_options
-from pyhudi.model.instant import Action, Instant
+from pyhudi.model.instant import Instant
 from pyhudi.model.results import ArchiveResult, CleanResult
 from pyhudi.services.archival.execute import archive
-from pyhudi.services.clean.execute import run_clean, schedule_clean
+from pyhudi.services.clean.execute import pending_cleans, run_clean, schedule_clean_locked
 from pyhudi.services.clustering.execute import (
     execute_clustering,
     pending_clusterings,
@@ -30,7 +30,6 @@ from pyhudi.services.compaction.execute import (
     schedule_compaction,
 )
 from pyhudi.table.context import TableContext
-from pyhudi.table.lock import table_transaction
 from pyhudi.timeline.archived import read_archived_instants
 
 if TYPE_CHECKING:
@@ -121,10 +120,7 @@ class CleanService:
         to delete; None otherwise. `run()` executes it."""
         check_service_options(options)
         config = CleanConfig.from_options(options or {})
-        ctx = self.ctx.reload()
-        with table_transaction(ctx, options):
-            ctx.active.reload()
-            return schedule_clean(ctx, config)
+        return schedule_clean_locked(self.ctx.reload(), config, options)
 
     def run(self, options: Mapping[str, str] | None = None) -> CleanResult | None:
         """Complete pending cleans, roll back expired failed writes (LAZY), then clean if due;
@@ -137,7 +133,7 @@ class CleanService:
 
     def pending(self) -> list[Instant]:
         """Clean plans written and not yet completed, oldest first."""
-        return list(self.ctx.reload().active.timeline.pending().with_actions(Action.CLEAN))
+        return pending_cleans(self.ctx.reload())
 
 
 @dataclass(frozen=True)

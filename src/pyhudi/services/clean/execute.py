@@ -91,6 +91,24 @@ def schedule_clean(
     return requested
 
 
+def schedule_clean_locked(
+    ctx: TableContext,
+    config: CleanConfig,
+    lock_options: Mapping[str, str] | None,
+    *,
+    now: datetime | None = None,
+) -> Instant | None:
+    """`schedule_clean` under the table lock (`lock_options`), on the timeline as it is then."""
+    with table_transaction(ctx, lock_options):
+        ctx.active.reload()
+        return schedule_clean(ctx, config, now=now)
+
+
+def pending_cleans(ctx: TableContext) -> list[Instant]:
+    """Clean plans written and not yet completed, oldest first (of the loaded timeline)."""
+    return list(ctx.active.timeline.pending().with_actions(Action.CLEAN))
+
+
 # ---- execution ------------------------------------------------------------------------------------
 
 
@@ -304,13 +322,10 @@ def run_clean(
         with table_transaction(ctx, lock_options):
             prepare_metadata_table(ctx, lock_options)
     ctx.active.reload()
-    pending = list(ctx.active.timeline.pending().with_actions(Action.CLEAN))
-    results = [execute_clean(ctx, instant) for instant in pending]
+    results = [execute_clean(ctx, instant) for instant in pending_cleans(ctx)]
     if config.failed_writes_policy is FailedWritesPolicy.LAZY:
         rollback_expired_writes(ctx, config, now=now, lock_options=lock_options)
-    with table_transaction(ctx, lock_options):
-        ctx.active.reload()
-        instant = schedule_clean(ctx, config, now=now)
+    instant = schedule_clean_locked(ctx, config, lock_options, now=now)
     if instant is not None:
         results.append(execute_clean(ctx, instant))
     return results[-1] if results else None
