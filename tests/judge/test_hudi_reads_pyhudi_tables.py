@@ -5,11 +5,14 @@ Hudi's own upserts, deletes and services pyhudi (and hudi-rs) read what Hudi rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 import pyhudi
+from pyhudi.codec.log.reader import read_log_file
 from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.model.enums import HeaderMetadataType
 from tests.judge.client import JudgeError
 from tests.judge.compare import (
     HUDI_READ,
@@ -145,6 +148,26 @@ def test_hudi_reads_what_pyhudi_wrote(spark, written, case, version, request) ->
         # Hudi 0.15 moves partition columns last; pyhudi keeps the table's order, as Hudi 1.2.
         order = judge.version.name == "0.15"
         assert_same_read(ours, theirs, what, drop=drop, any_column_order=order)
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if c.startswith("mor_")))
+def test_the_logs_hudi_reads_carry_record_positions(written, case) -> None:  # type: ignore[no-untyped-def]
+    """The MOR tables above are read by Hudi with pyhudi's RECORD_POSITIONS headers on their
+    update and delete blocks (`hoodie.write.record.positions`, on by default); a table without
+    stored record keys has no positions to give, and the bucket index routes records without
+    looking them up, so (as in Hudi) its blocks carry none."""
+    logs = [p for p in Path(written[case].path).rglob(".*.log.*") if ".hoodie" not in p.parts]
+    blocks = [block for log in logs for block in read_log_file(log)]
+    assert blocks, f"{case} wrote no log block"
+    with_positions = [b for b in blocks if HeaderMetadataType.RECORD_POSITIONS in b.header]
+    options = written[case].options
+    if (
+        options.get("hoodie.populate.meta.fields") == "false"
+        or options.get("hoodie.index.type") == "BUCKET"
+    ):
+        assert not with_positions
+    else:
+        assert with_positions, f"{case}: no block carries record positions"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -1,5 +1,6 @@
 """pyhudi and Apache Hudi 0.15 on one table: they take turns (writes and table services), and
-they write at the same time under optimistic concurrency control through Hudi's lock file.
+they write at the same time under optimistic concurrency control through Hudi's lock file (Hudi
+1.2, writing table version 6, too).
 After every step Hudi, pyhudi and hudi-rs read the same rows."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyhudi.exceptions import LockError, WriteConflictError
 from pyhudi.table.context import TableContext
 from pyhudi.table.lock import table_transaction
 from pyhudi.writer import pipeline
-from tests.judge.agreement import assert_readers_agree, completed_commits
+from tests.judge.agreement import assert_readers_agree, completed_commits, writer_options
 from tests.judge.client import Judge, JudgeError
 from tests.judge.compare import hudi_frame
 from tests.judge.tables import all_types_frame, base_options
@@ -182,21 +183,27 @@ def test_occ_disjoint_partitions_both_commit(spark, hudi_0_15, occ_table, tmp_pa
     assert assert_readers_agree(spark, hudi_0_15, path, "OCC disjoint") == 22
 
 
+@pytest.mark.parametrize("version", ["hudi_0_15", "hudi_1_2"])
 def test_occ_hudi_commits_second_and_gets_the_conflict(
-    spark, hudi_0_15, occ_table, tmp_path
+    spark, occ_table, tmp_path, version, request
 ) -> None:  # type: ignore[no-untyped-def]
+    """Hudi 0.15, and Hudi 1.2 writing table version 6, lose to pyhudi's earlier commit of the
+    same keys through the same lock file."""
+    judge = request.getfixturevalue(version)
     path, options = occ_table
+    hudi_options = {**options, **writer_options(judge)}
     go, hudi_instant = _gated_hudi_write(
-        hudi_0_15, tmp_path, path, all_types_frame(spark, range(0, 6), 2, "h"), options
+        judge, tmp_path, path, all_types_frame(spark, range(0, 6), 2, "h"), hudi_options
     )
     pyhudi.write(all_types_frame(spark, range(3, 9), 2, "p"), path, _op(options, "upsert"))
     go.touch()
     with pytest.raises(JudgeError, match="HoodieWriteConflictException"):
-        hudi_0_15.receive()
+        judge.receive()
     assert hudi_instant not in completed_commits(path)
     tags = _tags(spark, path)
     assert [tags[f"k{i:04d}"] for i in range(12)] == ["a"] * 3 + ["p"] * 6 + ["a"] * 3
-    assert assert_readers_agree(spark, hudi_0_15, path, "OCC Hudi conflicts") == 12
+    assert assert_readers_agree(spark, judge, path, "OCC Hudi conflicts") == 12
+    assert pyhudi.HudiTable(path).properties["hoodie.table.version"] == "6"
 
 
 def test_occ_pyhudi_commits_second_and_gets_the_conflict(
