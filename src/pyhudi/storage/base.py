@@ -2,9 +2,11 @@
 
 Paths given to `Storage` methods are file-system paths (`/data/t/.hoodie/x`), as `pyarrow.fs`
 uses them; `uri(path)` turns one into what Spark and other engines take (`file:///data/t/...`).
-Timeline files need atomic create-if-absent: on local disks that is a hard link of a fully
-written temporary file (fails if the target exists); object stores have atomic PUTs but no
-conditional create, so there it is check-then-put (single writer, as Hudi assumes by default).
+Timeline files need atomic create-if-absent (`create_new`): on local disks that is a hard link of
+a fully written temporary file (fails if the target exists); on S3, GCS and Azure it is one
+conditional PUT through obstore (`pyhudi.storage.conditional`), as pyarrow has none. Other
+schemes (`hdfs`, `viewfs`) check, then write, which is not atomic (`has_atomic_create` is False):
+one writer per table there, as Hudi assumes without a lock provider.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from pyhudi.storage.conditional import create_if_absent, supports_conditional_create
 from pyhudi.storage.guard import check_inside
 
 
@@ -69,6 +72,11 @@ class Storage:
     @property
     def is_local(self) -> bool:
         return self.scheme == "file"
+
+    @property
+    def has_atomic_create(self) -> bool:
+        """True when `create_new` is atomic: local disks, and the object stores obstore reaches."""
+        return self.is_local or supports_conditional_create(self.scheme)
 
     def uri(self, path: str) -> str:
         if self.is_local:
@@ -131,9 +139,18 @@ class Storage:
         os.replace(tmp, path)
 
     def create_new(self, path: str, data: bytes = b"") -> None:
-        """Create a file that must not exist yet; raises `FileExistsError` if it does."""
+        """Create a file that must not exist yet; raises `FileExistsError` if it does.
+
+        Atomic when `has_atomic_create`: of concurrent creators of one path, across threads,
+        processes and hosts, exactly one succeeds and the file holds its bytes.
+        """
         self._guard(path, "create")
         self.mkdirs(posixpath.dirname(path))
+        if supports_conditional_create(self.scheme):
+            # S3FileSystem knows the bucket's region (resolved by `from_uri`); obstore would not.
+            region = getattr(self.fs, "region", None) or None
+            create_if_absent(self.scheme, self.authority, path, data, region=region)
+            return
         if not self.is_local:
             if self.exists(path):
                 raise FileExistsError(path)

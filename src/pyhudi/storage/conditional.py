@@ -1,0 +1,190 @@
+"""Atomic create-if-absent on object stores: one conditional PUT, sent through `obstore`.
+
+pyarrow's file systems have no conditional write, so `Storage.create_new` hands the paths of the
+stores below to `create_if_absent`, which writes the whole object only if no object has the key:
+
+| `Storage.scheme`         | obstore store | precondition sent                                |
+|--------------------------|---------------|--------------------------------------------------|
+| `s3` (`s3a`)             | `S3Store`     | `If-None-Match: *`                               |
+| `gs`, `gcs`              | `GCSStore`    | `x-goog-if-generation-match: 0`                  |
+| `abfs`, `abfss`          | `AzureStore`  | `If-None-Match: *`                               |
+| other (`hdfs`, `viewfs`) | none          | none: `Storage` checks, then writes (not atomic) |
+
+obstore reports both "exists" and S3's `409 ConditionalRequestConflict` (a competing write was in
+flight; AWS says to retry) as `AlreadyExistsError`; a HEAD tells them apart, and the PUT is sent
+again only while the key is still absent. Never two winners; but a PUT that obstore resent after a
+lost response can meet its own object and report it as existing (a spurious conflict).
+
+Configuration comes from where pyarrow takes it, the environment. obstore reads the `AWS_*`,
+`GOOGLE_*` and `AZURE_*` variables itself (S3 keys, session token, `AWS_REGION` over
+`AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL[_S3]`); this module adds what it would miss or do
+differently: the region pyarrow resolved for the bucket, plain HTTP when the endpoint URL is
+`http://`, and pyarrow's addressing (path-style with a custom endpoint, virtual-hosted on AWS).
+No credential passes through this module. Credentials in `~/.aws` profiles are not read by obstore.
+
+A store is built on first use in each process, once per (scheme, bucket) and never pickled:
+`Storage` ships only its pyarrow file system to executors, and a forked process builds its own.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
+
+#: `Storage.scheme` -> the scheme of obstore's `from_url`, for the stores with a conditional PUT.
+CONDITIONAL_SCHEMES = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gs",
+    "gcs": "gs",
+    "abfs": "abfs",
+    "abfss": "abfss",
+}
+#: PUTs sent while a 409 left the key absent (a competing write that did not land).
+CONFLICT_ATTEMPTS = 6
+_CONFLICT_BACKOFF_S = 0.05
+
+
+def supports_conditional_create(scheme: str) -> bool:
+    """True when `create_if_absent` is atomic for storages of `scheme`."""
+    return scheme in CONDITIONAL_SCHEMES
+
+
+def create_if_absent(
+    scheme: str, authority: str, path: str, data: bytes, *, region: str | None = None
+) -> None:
+    """Write `data` to the pyarrow path `path` (`bucket/key`) only if no object has that key.
+
+    Raises `FileExistsError(path)` when the object exists; `PermissionError` or `OSError` naming
+    the path when the store refuses or fails. `region` is the S3 region pyarrow uses, if known.
+    """
+    import obstore  # lazily: local tables never load the Rust client
+    from obstore.exceptions import AlreadyExistsError
+
+    store_url, key = _store_location(scheme, authority, path)
+    store = _STORES.get(store_url, region)
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            obstore.put(store, key, data, mode="create", use_multipart=False)
+            return
+        except AlreadyExistsError as err:
+            if _exists(store, key, path):
+                raise FileExistsError(path) from err
+            conflict = err
+        except Exception as err:
+            raise _os_error(path, "conditional create of", err) from err
+        time.sleep(_CONFLICT_BACKOFF_S * 2**attempt * (1 + random.random()))
+    raise OSError(
+        f"conditional create of {path}: still conflicting with concurrent writes after "
+        f"{CONFLICT_ATTEMPTS} attempts, and the object is absent"
+    ) from conflict
+
+
+def forget_stores() -> None:
+    """Drop this process's stores; the next create builds them again (after the environment changed)."""
+    _STORES.clear()
+
+
+def _exists(store: ObjectStore, key: str, path: str) -> bool:
+    import obstore
+
+    try:
+        obstore.head(store, key)
+    except FileNotFoundError:
+        return False
+    except Exception as err:
+        raise _os_error(path, "checking after a refused create of", err) from err
+    return True
+
+
+def _store_location(scheme: str, authority: str, path: str) -> tuple[str, str]:
+    """obstore's store URL for `path`'s bucket (container on Azure), and the key inside it."""
+    target = CONDITIONAL_SCHEMES.get(scheme)
+    if target is None:
+        raise ValueError(f"{scheme}://{authority}: no conditional create for scheme {scheme!r}")
+    bucket, _, key = path.lstrip("/").partition("/")
+    if not bucket or not key:
+        raise ValueError(f"{path}: not an object path (bucket/key)")
+    if target in ("abfs", "abfss"):
+        # pyarrow's Azure paths start with the container; the account is the URI's host.
+        host = authority.rpartition("@")[2]
+        if not host:
+            raise ValueError(f"{scheme}://{authority}: no storage account in the URI")
+        return f"{target}://{bucket}@{host}", key
+    return f"{target}://{bucket}", key
+
+
+def _os_error(path: str, action: str, err: Exception) -> OSError:
+    """A builtin error naming `path`; obstore's first line says why (it never holds credentials)."""
+    from obstore.exceptions import PermissionDeniedError, UnauthenticatedError
+
+    reason = (str(err).strip().splitlines() or [""])[0]
+    message = f"{action} {path} failed: {type(err).__name__}: {reason}"
+    if isinstance(err, PermissionDeniedError | UnauthenticatedError):
+        return PermissionError(message)
+    if isinstance(err, FileNotFoundError):  # obstore's "not found" (here: no such bucket)
+        return FileNotFoundError(message)
+    return OSError(message)
+
+
+def _s3_options(bucket: str, region: str | None) -> dict[str, Any]:
+    """What pyarrow's S3 file system would use and obstore does not infer from the environment."""
+    env = os.environ
+    options: dict[str, Any] = {}
+    if region:
+        options["region"] = region
+    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        options["endpoint"] = endpoint
+        if endpoint.lower().startswith("http://"):
+            options["client_options"] = {"allow_http": True}
+    if "AWS_VIRTUAL_HOSTED_STYLE_REQUEST" not in env:
+        # pyarrow: virtual-hosted on AWS, path-style at a custom endpoint (MinIO, moto, ...);
+        # bucket names with dots do not match S3's TLS certificate as host names.
+        options["virtual_hosted_style_request"] = not endpoint and "." not in bucket
+    return options
+
+
+class _StoreCache:
+    """This process's obstore stores by store URL; emptied when the process id changes (fork)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stores: dict[str, ObjectStore] = {}
+        self._pid = os.getpid()
+
+    def get(self, store_url: str, region: str | None) -> ObjectStore:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._stores.clear()
+                self._pid = os.getpid()
+            store = self._stores.get(store_url)
+            if store is None:
+                store = _build(store_url, region)
+                self._stores[store_url] = store
+            return store
+
+    def clear(self) -> None:
+        with self._lock:
+            self._stores.clear()
+
+
+def _build(store_url: str, region: str | None) -> ObjectStore:
+    from obstore.store import from_url
+
+    options: dict[str, Any] = {}
+    if store_url.startswith("s3://"):
+        options = _s3_options(store_url[len("s3://") :], region)
+    try:
+        return from_url(store_url, **options)
+    except Exception as err:
+        raise _os_error(store_url, "opening the object store of", err) from err
+
+
+_STORES = _StoreCache()
