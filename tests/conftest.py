@@ -15,6 +15,14 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from hypothesis import settings
 
 from tests.helpers.fixtures import TEST_JVM_OPTIONS, table_names, unzip_table
+from tests.helpers.s3 import MotoServer, environment, free_port, s3a_conf, s3a_jars
+
+#: This test process's S3 endpoint (moto, started on first use by the `s3_server` fixture). Its
+#: address is fixed before any Spark JVM starts, so the shared session's S3A and the Python
+#: workers' environment (inherited from the JVM) point at it; nothing reaches AWS.
+S3_PORT = free_port()
+S3_URL = f"http://127.0.0.1:{S3_PORT}"
+os.environ.update(environment(S3_URL))
 
 # CI (CI=true) replays the same examples every run, so a landing is decided by the code, not by
 # the draw; local runs keep exploring new examples and find new cases.
@@ -34,6 +42,8 @@ def spark():
             "spark.sql.shuffle.partitions": "4",
             "spark.driver.memory": "2g",
             "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
+            "spark.jars": ",".join(s3a_jars()),
+            **s3a_conf(S3_URL),
         },
     )
     from pyhudi.spark.datasource import register
@@ -41,6 +51,14 @@ def spark():
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """moto's S3 server at `S3_URL`, for the whole run of this test process."""
+    server = MotoServer.start(S3_PORT, tmp_path_factory.mktemp("moto") / "server.log")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

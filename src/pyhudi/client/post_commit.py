@@ -62,12 +62,12 @@ def run_inline_services(
     reports: list[str] = []
     steps: list[tuple[str, Callable[[], list[str]]]] = []
     if ctx.config.is_merge_on_read:
-        steps.append(("compaction", lambda: compaction_step(spark, ctx.base_path, options, mode)))
-    steps.append(("clustering", lambda: clustering_step(spark, ctx.base_path, options, mode)))
+        steps.append(("compaction", lambda: compaction_step(spark, ctx.uri, options, mode)))
+    steps.append(("clustering", lambda: clustering_step(spark, ctx.uri, options, mode)))
     if mode != "false":  # a bounded stream cleans and archives once, at its end
-        steps.append(("clean", lambda: clean_step(ctx.base_path, options, mode == "true")))
-        steps.append(("archival", lambda: archival_step(ctx.base_path, options, mode == "true")))
-    steps.append(("metadata table services", lambda: metadata_table_step(ctx.base_path, options)))
+        steps.append(("clean", lambda: clean_step(ctx.uri, options, mode == "true")))
+        steps.append(("archival", lambda: archival_step(ctx.uri, options, mode == "true")))
+    steps.append(("metadata table services", lambda: metadata_table_step(ctx.uri, options)))
     for name, step in steps:
         try:
             reports.extend(step())
@@ -81,19 +81,21 @@ def run_inline_services(
     return dataclasses.replace(result, services=tuple(reports))
 
 
-def _fresh(base_path: str) -> TableContext:
-    return TableContext.open(base_path)
+def _fresh(uri: str) -> TableContext:
+    """The table at `uri` (its full URI: a bare path would lose an object store's scheme) as it
+    is now, after the commit and the services before."""
+    return TableContext.open(uri)
 
 
-def _submit(base_path: str, kind: str, action: Callable[[], object]) -> list[str]:
-    started = runner_for(_fresh(base_path).uri).submit(kind, action)
+def _submit(uri: str, kind: str, action: Callable[[], object]) -> list[str]:
+    started = runner_for(_fresh(uri).uri).submit(kind, action)
     return [f"{kind}: started in the background"] if started else []
 
 
 def compaction_step(
-    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
+    spark: SparkSession, uri: str, options: Mapping[str, str], mode: str | None
 ) -> list[str]:
-    ctx = _fresh(base_path)
+    ctx = _fresh(uri)
     if mode is None and compaction_keys.INLINE.get(options):
         return [str(o) for o in run_compaction(spark, ctx, options)]
     streaming = mode is not None and (
@@ -104,13 +106,13 @@ def compaction_step(
     scheduled = schedule_compaction(ctx, options)
     reports = [f"compaction {scheduled.time}: scheduled"] if scheduled else []
     if mode == "true" and pending_compactions(ctx):
-        action = lambda: run_compaction(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
-        reports += _submit(base_path, "compaction", action)
+        action = lambda: run_compaction(spark, _fresh(uri), options, schedule=False)  # noqa: E731
+        reports += _submit(uri, "compaction", action)
     return reports
 
 
 def clustering_step(
-    spark: SparkSession, base_path: str, options: Mapping[str, str], mode: str | None
+    spark: SparkSession, uri: str, options: Mapping[str, str], mode: str | None
 ) -> list[str]:
     inline = clustering_keys.INLINE.get(options)
     asynchronous = clustering_keys.ASYNC_ENABLED.get(
@@ -118,7 +120,7 @@ def clustering_step(
     ) or clustering_keys.SCHEDULE_INLINE.get(options)
     if not inline and not asynchronous:
         return []
-    ctx = _fresh(base_path)
+    ctx = _fresh(uri)
     every = (
         clustering_keys.INLINE_MAX_COMMITS.get(options)
         if inline
@@ -130,39 +132,39 @@ def clustering_step(
     scheduled = schedule_clustering(ctx, options) if due and not pending_clusterings(ctx) else None
     reports = [f"clustering {scheduled.time}: scheduled"] if scheduled else []
     if mode == "true" and pending_clusterings(ctx):
-        action = lambda: run_clustering(spark, _fresh(base_path), options, schedule=False)  # noqa: E731
-        reports += _submit(base_path, "clustering", action)
+        action = lambda: run_clustering(spark, _fresh(uri), options, schedule=False)  # noqa: E731
+        reports += _submit(uri, "clustering", action)
     return reports
 
 
-def clean_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+def clean_step(uri: str, options: Mapping[str, str], background: bool) -> list[str]:
     if not clean_keys.AUTOMATIC.get(options):
         return []
     action = lambda: run_clean(  # noqa: E731
-        _fresh(base_path), CleanConfig.from_options(options), lock_options=options
+        _fresh(uri), CleanConfig.from_options(options), lock_options=options
     )
     if background or clean_keys.ASYNC.get(options):
-        return _submit(base_path, "clean", action)
+        return _submit(uri, "clean", action)
     outcome = action()
     return [f"clean: {outcome}"] if outcome else []
 
 
-def archival_step(base_path: str, options: Mapping[str, str], background: bool) -> list[str]:
+def archival_step(uri: str, options: Mapping[str, str], background: bool) -> list[str]:
     if not archival_keys.AUTOMATIC.get(options):
         return []
     action = lambda: archive(  # noqa: E731
-        _fresh(base_path), ArchivalConfig.from_options(options), lock_options=options
+        _fresh(uri), ArchivalConfig.from_options(options), lock_options=options
     )
     if background or archival_keys.ASYNC.get(options):
-        return _submit(base_path, "archival", action)
+        return _submit(uri, "archival", action)
     outcome = action()
     return [f"archival: {outcome}"] if outcome and getattr(outcome, "archived", True) else []
 
 
-def metadata_table_step(base_path: str, options: Mapping[str, str]) -> list[str]:
+def metadata_table_step(uri: str, options: Mapping[str, str]) -> list[str]:
     """The metadata table's clean, compaction and archival (Hudi runs them as the next action
     starts; pyhudi right after the commit, under the table lock): nothing without one."""
-    ctx = _fresh(base_path)
+    ctx = _fresh(uri)
     if open_metadata_table(ctx) is None:
         return []
     with table_transaction(ctx, options):

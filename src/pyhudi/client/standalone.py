@@ -36,8 +36,8 @@ def run_pending_services(
         log.warning("pending services of %s: %s (clean and archival run still)", ctx.uri, err)
         failure = err
 
-    reports += clean_step(ctx.base_path, options, False)
-    reports += archival_step(ctx.base_path, options, False)
+    reports += clean_step(ctx.uri, options, False)
+    reports += archival_step(ctx.uri, options, False)
     for report in reports:
         log.info("%s", report)
     if failure is not None:

@@ -1,0 +1,166 @@
+"""A real S3-compatible endpoint for the tests, and Spark's S3A for pyspark's Hadoop.
+
+* `MotoServer`: moto's server mode (`python -m moto.server`) on 127.0.0.1, in its own process.
+  It enforces S3's conditional writes (`If-None-Match: *`), as S3 does.
+* `s3a_jars()`: `hadoop-aws` at the Hadoop version pyspark ships, with the AWS SDK modules S3A
+  needs (not the 700 MB SDK bundle), fetched from Maven Central by `mvn` on first use and cached in
+  `~/.cache/pyhudi/s3a` (outside the repository, so fresh clones reuse it).
+
+The credentials are moto's fixed test keys: nothing here reaches AWS.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE = Path(os.environ.get("PYHUDI_TEST_CACHE", Path.home() / ".cache" / "pyhudi"))
+ACCESS_KEY = "testing"
+SECRET_KEY = "testing-secret"
+REGION = "us-east-1"
+
+#: Jars Spark already ships (a second copy on the class path would shadow Spark's).
+_SPARK_PROVIDES = "io.netty,org.slf4j,org.apache.httpcomponents,commons-codec,commons-logging"
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent>
+    <groupId>org.apache.hadoop</groupId><artifactId>hadoop-project</artifactId>
+    <version>{hadoop}</version><relativePath/>
+  </parent>
+  <groupId>pyhudi.tests</groupId><artifactId>s3a</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.hadoop</groupId><artifactId>hadoop-aws</artifactId>
+      <exclusions>
+        <exclusion><groupId>software.amazon.awssdk</groupId><artifactId>bundle</artifactId></exclusion>
+      </exclusions>
+    </dependency>
+    {sdk}
+  </dependencies>
+</project>
+"""
+_SDK_MODULES = ("s3", "s3-transfer-manager", "sts")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def pyspark_hadoop_version() -> str:
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    (api,) = jars.glob("hadoop-client-api-*.jar")
+    return api.stem.removeprefix("hadoop-client-api-")
+
+
+def s3a_jars() -> list[str]:
+    """The jars that give pyspark's Spark the `s3a` file system (fetched once, then cached)."""
+    hadoop = pyspark_hadoop_version()
+    folder = CACHE / "s3a" / hadoop
+    done = folder / ".complete"
+    if not done.exists():
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise RuntimeError("Apache Maven (mvn) is needed to fetch hadoop-aws for the S3 tests")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        sdk = "\n    ".join(
+            "<dependency><groupId>software.amazon.awssdk</groupId>"
+            f"<artifactId>{m}</artifactId><version>${{aws-java-sdk-v2.version}}</version></dependency>"
+            for m in _SDK_MODULES
+        )
+        (folder / "pom.xml").write_text(_POM.format(hadoop=hadoop, sdk=sdk))
+        command = [
+            mvn,
+            "-q",
+            "-B",
+            "-f",
+            str(folder / "pom.xml"),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={folder / 'jars'}",
+            f"-DexcludeGroupIds={_SPARK_PROVIDES}",
+            f"-Dmaven.repo.local={CACHE / 'maven'}",
+        ]
+        run = subprocess.run(command, capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            raise RuntimeError(f"fetching hadoop-aws {hadoop} failed:\n{run.stdout}{run.stderr}")
+        done.touch()
+    return sorted(str(p) for p in (folder / "jars").glob("*.jar"))
+
+
+@dataclass(frozen=True)
+class MotoServer:
+    """An S3 endpoint at `url` (path-style addressing, plain HTTP)."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    @classmethod
+    def start(cls, port: int, log: Path) -> MotoServer:
+        command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+        with open(log, "ab") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        server = cls(f"http://127.0.0.1:{port}", process)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(server.url + "/moto-api/data.json", timeout=2).close()
+                return server
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    server.stop()
+                    raise RuntimeError(f"moto's S3 server did not start; its log: {log}") from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def environment(self) -> dict[str, str]:
+        return environment(self.url)
+
+    def s3a_conf(self) -> dict[str, str]:
+        return s3a_conf(self.url)
+
+
+def environment(url: str) -> dict[str, str]:
+    """How pyarrow, boto3, obstore and hudi-rs users point at the endpoint `url`."""
+    return {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_ENDPOINT_URL": url,
+        "AWS_ALLOW_HTTP": "true",
+    }
+
+
+def s3a_conf(url: str) -> dict[str, str]:
+    """The Spark conf of S3A at the endpoint `url`, with `s3://` mapped to S3A (as on EMR)."""
+    hadoop = {
+        "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "fs.s3a.endpoint": url,
+        "fs.s3a.endpoint.region": REGION,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": "false",
+        "fs.s3a.access.key": ACCESS_KEY,
+        "fs.s3a.secret.key": SECRET_KEY,
+        "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    }
+    return {f"spark.hadoop.{k}": v for k, v in hadoop.items()}
