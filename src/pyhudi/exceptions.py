@@ -99,3 +99,40 @@ def raised_in_task(spark_error: BaseException) -> HudiError | None:
     if not (isinstance(error_class, type) and issubclass(error_class, HudiError)):
         return None
     return error_class(re.sub(r"\s*SQLSTATE: \w+$", "", message).strip())
+
+
+_NO_FILESYSTEM = re.compile(r'No FileSystem for scheme "?(\w+)"?')
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+
+
+def jvm_error_summary(text: str) -> str:
+    """One line for an error Spark's JVM raised: py4j's first line names only the method called
+    (`An error occurred while calling o1051.parquet.`), so the Java exception and its root cause
+    are added, with a hint when Spark has no file system for a URI's scheme."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    summary = lines[0]
+    if summary.startswith("An error occurred while calling"):
+        thrown = next((line[2:] for line in lines[1:] if line.startswith(": ")), None)
+        causes = [
+            line.removeprefix("Caused by: ") for line in lines if line.startswith("Caused by:")
+        ]
+        summary = (
+            "; caused by ".join(
+                part for part in dict.fromkeys([thrown, causes[-1] if causes else None]) if part
+            )
+            or summary
+        )
+    missing = _NO_FILESYSTEM.search(text)
+    if missing:
+        scheme = missing.group(1)
+        hint = f"Spark has no file system for {scheme}:// URIs"
+        if scheme in _S3_SCHEMES:
+            hint += (
+                " (add hadoop-aws at your Hadoop version, e.g. spark.jars.packages="
+                "org.apache.hadoop:hadoop-aws:<version>, and map the scheme with "
+                f"spark.hadoop.fs.{scheme}.impl=org.apache.hadoop.fs.s3a.S3AFileSystem)"
+            )
+        summary = f"{hint}: {summary}"
+    return summary

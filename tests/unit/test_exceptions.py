@@ -6,6 +6,7 @@ from pyhudi.exceptions import (
     CorruptFileError,
     InvalidRecordError,
     WriteConflictError,
+    jvm_error_summary,
     raised_in_task,
 )
 
@@ -42,3 +43,37 @@ def test_text_without_a_pyhudi_error_or_with_an_unknown_name_gives_none():
     assert raised_in_task(RuntimeError("java.lang.OutOfMemoryError: Java heap space")) is None
     assert raised_in_task(RuntimeError("pyhudi.exceptions.NotAClass: x")) is None
     assert raised_in_task(RuntimeError("pyhudi.exceptions.re: x")) is None
+
+
+NO_S3A = """An error occurred while calling o1051.parquet.
+: org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for scheme "s3"
+\tat org.apache.hadoop.fs.FileSystem.getFileSystemClass(FileSystem.java:3581)
+"""
+MISSING_CLASS = """An error occurred while calling o327.parquet.
+: java.lang.NoClassDefFoundError: software/amazon/s3/analyticsaccelerator/request/ObjectClient
+\tat org.apache.hadoop.fs.s3a.S3AFileSystem.initialize(S3AFileSystem.java:700)
+Caused by: java.lang.ClassNotFoundException: software.amazon.s3.analyticsaccelerator.ObjectClient
+\t... 103 more
+"""
+
+
+def test_a_jvm_error_is_summed_up_by_its_exception_and_root_cause():
+    summary = jvm_error_summary(MISSING_CLASS)
+    assert "o327" not in summary
+    assert summary.startswith("java.lang.NoClassDefFoundError: software/amazon/s3/")
+    assert summary.endswith(
+        "caused by java.lang.ClassNotFoundException: "
+        + MISSING_CLASS.split(": ")[-1].strip().split("\n")[0]
+    )
+
+
+def test_no_file_system_for_s3_says_what_to_add():
+    summary = jvm_error_summary(NO_S3A)
+    assert summary.startswith("Spark has no file system for s3:// URIs (add hadoop-aws")
+    assert "spark.hadoop.fs.s3.impl=org.apache.hadoop.fs.s3a.S3AFileSystem" in summary
+    assert summary.endswith('No FileSystem for scheme "s3"')
+
+
+def test_other_errors_keep_their_first_line():
+    assert jvm_error_summary("boom\nmore") == "boom"
+    assert jvm_error_summary("") == ""

@@ -22,6 +22,7 @@ from pyhudi.exceptions import (
     TableExistsError,
     UnsupportedOperationError,
     WriteError,
+    jvm_error_summary,
 )
 from pyhudi.file_group.index_results import index_results_of
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -249,7 +250,7 @@ def translate_error(err: BaseException, instant_time: str) -> BaseException:
             f"{detail}; nothing was written (instant {instant_time} rolled back)"
         )
     return WriteError(
-        f"write {instant_time} failed and was rolled back: {text.splitlines()[0] if text else err!r}"
+        f"write {instant_time} failed and was rolled back: {jvm_error_summary(text) or repr(err)}"
     )
 
 
