@@ -62,8 +62,8 @@ def test_a_jvm_error_is_summed_up_by_its_exception_and_root_cause():
     assert "o327" not in summary
     assert summary.startswith("java.lang.NoClassDefFoundError: software/amazon/s3/")
     assert summary.endswith(
-        "caused by java.lang.ClassNotFoundException: "
-        + MISSING_CLASS.split(": ")[-1].strip().split("\n")[0]
+        "; caused by java.lang.ClassNotFoundException: "
+        "software.amazon.s3.analyticsaccelerator.ObjectClient"
     )
 
 
