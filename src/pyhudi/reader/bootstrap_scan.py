@@ -332,4 +332,4 @@ def _spark_path(storage: Storage, path: str) -> str:
     quoted = quote(path, safe="/:@!$&'()*+,;=-._~")
     if storage.is_local:
         return "file://" + quoted
-    return storage.uri("").rstrip("/") + "/" + quoted.lstrip("/")
+    return storage.uri(quoted)  # an object store's path starts with its bucket
