@@ -1,10 +1,13 @@
 """A table's whole life on S3 (moto's server, through pyarrow's S3 file system and Spark's S3A):
 every write operation, the table services after the commits (compaction, clustering, clean,
 archival, the metadata table's own), every query type through `pyhudi.read`, `format("hudi")`
-and `read_arrow`, and hudi-rs reading the same table."""
+and `read_arrow`, hudi-rs reading the same table, and the CLI on it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pyarrow as pa
@@ -86,5 +89,23 @@ def test_a_merge_on_read_table_lives_on_s3(spark, bucket) -> None:  # type: igno
     }
     changed = pyhudi.read(spark, path, incremental).toArrow()
     assert {r["uuid"] for r in changed.to_pylist()} == {r["uuid"] for r in STEPS[-1][1]}
+    # The CLI: the timeline, the metadata table checked against S3's listing, a clean (with
+    # nothing left to clean).
+    assert commits[-1] in _cli("show", "timeline", path)
+    _cli("metadata", "validate", path)
+    _cli("clean", path, "--option", "hoodie.clean.commits.retained=1")
+
     optimized = {"hoodie.datasource.query.type": "read_optimized"}
     assert pyhudi.read(spark, path, optimized).count() == len(pyhudi.read_arrow(path, optimized))
+
+
+def _cli(*args: str) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "pyhudi", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ,  # the endpoint and keys, as a user's shell has them
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
