@@ -22,7 +22,16 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pyhudi.storage.conditional import create_if_absent, supports_conditional_create
+from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.storage.conditional import (
+    ObjectVersion,
+    create_if_absent,
+    put_if_version,
+    put_local_if_version,
+    read_local_versioned,
+    read_versioned,
+    supports_conditional_create,
+)
 from pyhudi.storage.guard import check_inside
 
 
@@ -77,6 +86,12 @@ class Storage:
     def has_atomic_create(self) -> bool:
         """True when `create_new` is atomic: local disks, and the object stores obstore reaches."""
         return self.is_local or supports_conditional_create(self.scheme)
+
+    @property
+    def has_conditional_replace(self) -> bool:
+        """True when `read_versioned` + `put_if_version` are a compare-and-swap (the same storages
+        as `has_atomic_create`: `pyhudi.storage.conditional` says how)."""
+        return self.has_atomic_create
 
     def uri(self, path: str) -> str:
         if self.is_local:
@@ -164,6 +179,38 @@ class Storage:
             os.link(tmp, path)  # atomic, fails when the target exists
         finally:
             os.unlink(tmp)
+
+    def read_versioned(self, path: str) -> tuple[bytes, ObjectVersion] | None:
+        """A file's bytes and the version `put_if_version` compares; None when it does not exist."""
+        if supports_conditional_create(self.scheme):
+            return read_versioned(self.scheme, self.authority, path, region=self._region)
+        self._check_conditional_replace(path)
+        return read_local_versioned(path)
+
+    def put_if_version(
+        self, path: str, data: bytes, expected: ObjectVersion | None
+    ) -> ObjectVersion | None:
+        """Write `data` only if the file is still the version `expected` (None: only if it does not
+        exist); returns the new version, or None when that precondition failed. Atomic when
+        `has_conditional_replace`: of writers expecting one version, at most one succeeds."""
+        self._guard(path, "write")
+        if supports_conditional_create(self.scheme):
+            return put_if_version(
+                self.scheme, self.authority, path, data, expected, region=self._region
+            )
+        self._check_conditional_replace(path)
+        return put_local_if_version(path, data, expected)
+
+    @property
+    def _region(self) -> str | None:
+        # S3FileSystem knows the bucket's region (resolved by `from_uri`); obstore would not.
+        return getattr(self.fs, "region", None) or None
+
+    def _check_conditional_replace(self, path: str) -> None:
+        if not self.is_local:
+            raise UnsupportedOperationError(
+                f"{self.uri(path)}: no conditional write on scheme {self.scheme!r}"
+            )
 
     def delete(self, path: str) -> bool:
         """Delete a file; False when it was already gone."""

@@ -1,4 +1,4 @@
-"""Atomic create-if-absent on object stores: one conditional PUT, sent through `obstore`.
+"""Conditional writes: create-if-absent and compare-and-swap, on object stores and local disks.
 
 pyarrow's file systems have no conditional write, so `Storage.create_new` hands the paths of the
 stores below to `create_if_absent`, which writes the whole object only if no object has the key:
@@ -15,6 +15,23 @@ flight; AWS says to retry) as `AlreadyExistsError`; a HEAD tells them apart, and
 again only while the key is still absent. Never two winners; but a PUT that obstore resent after a
 lost response can meet its own object and report it as existing (a spurious conflict).
 
+Compare-and-swap (`read_versioned` + `put_if_version`, what lock files need): a write that
+lands only if the object is still the version read, else reports a failed precondition.
+
+| storage      | version token (`ObjectVersion`)        | replace sent / done                        |
+|--------------|----------------------------------------|--------------------------------------------|
+| S3, Azure    | the ETag of the GET or PUT response    | PUT `If-Match: <ETag>`                     |
+| GCS          | ETag and generation                    | PUT `x-goog-if-generation-match`           |
+| local disk   | SHA-256 of the bytes                   | under an exclusive `flock` of the sidecar  |
+|              |                                        | `.<name>.cas`: re-read, compare, write a   |
+|              |                                        | temporary file, `os.replace` it            |
+
+On local disks every conditional writer of a path takes the sidecar's `flock` (released by the
+kernel when its process dies), so compare and replace are one step for them; readers take no lock,
+as `os.replace` swaps whole files. A content hash, like S3's ETag (the MD5 of a single-part PUT),
+names equal bytes alike: a replace expecting bytes that were rewritten identically succeeds, which
+is harmless when writers put their own identity in the bytes (lock files do).
+
 Configuration comes from where pyarrow takes it, the environment. obstore reads the `AWS_*`,
 `GOOGLE_*` and `AZURE_*` variables itself (S3 keys, session token, `AWS_REGION` over
 `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL[_S3]`); this module adds what it would miss or do
@@ -28,13 +45,19 @@ A store is built on first use in each process, once per (scheme, bucket) and nev
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import posixpath
 import random
 import threading
 import time
+import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from obstore import UpdateVersion
     from obstore.store import ObjectStore
 
 #: `Storage.scheme` -> the scheme of obstore's `from_url`, for the stores with a conditional PUT.
@@ -56,13 +79,23 @@ def supports_conditional_create(scheme: str) -> bool:
     return scheme in CONDITIONAL_SCHEMES
 
 
+@dataclass(frozen=True)
+class ObjectVersion:
+    """What a compare-and-swap compares: the ETag (on local disks, the bytes' SHA-256) and, on
+    stores that version objects by number (GCS generations), that number too."""
+
+    e_tag: str | None
+    version: str | None = None
+
+
 def create_if_absent(
     scheme: str, authority: str, path: str, data: bytes, *, region: str | None = None
-) -> None:
+) -> ObjectVersion:
     """Write `data` to the pyarrow path `path` (`bucket/key`) only if no object has that key.
 
-    Raises `FileExistsError(path)` when the object exists; `PermissionError` or `OSError` naming
-    the path when the store refuses or fails. `region` is the S3 region pyarrow uses, if known.
+    Returns the new object's version. Raises `FileExistsError(path)` when the object exists;
+    `PermissionError` or `OSError` naming the path when the store refuses or fails. `region` is the
+    S3 region pyarrow uses, if known.
     """
     import obstore  # lazily: local tables never load the Rust client
     from obstore.exceptions import AlreadyExistsError
@@ -71,8 +104,8 @@ def create_if_absent(
     store = _STORES.get(store_url, region)
     for attempt in range(CONFLICT_ATTEMPTS):
         try:
-            obstore.put(store, key, data, mode="create", use_multipart=False)
-            return
+            result = obstore.put(store, key, data, mode="create", use_multipart=False)
+            return ObjectVersion(result.get("e_tag"), result.get("version"))
         except AlreadyExistsError as err:
             if _exists(store, key, path):
                 raise FileExistsError(path) from err
@@ -84,6 +117,100 @@ def create_if_absent(
         f"conditional create of {path}: still conflicting with concurrent writes after "
         f"{CONFLICT_ATTEMPTS} attempts, and the object is absent"
     ) from conflict
+
+
+def read_versioned(
+    scheme: str, authority: str, path: str, *, region: str | None = None
+) -> tuple[bytes, ObjectVersion] | None:
+    """The object's bytes and version from one GET, or None when there is no such object."""
+    import obstore
+
+    store_url, key = _store_location(scheme, authority, path)
+    store = _STORES.get(store_url, region)
+    try:
+        result = obstore.get(store, key)
+        data = bytes(result.bytes())
+    except FileNotFoundError:
+        return None
+    except Exception as err:
+        raise _os_error(path, "versioned read of", err) from err
+    meta = result.meta
+    return data, ObjectVersion(meta.get("e_tag"), meta.get("version"))
+
+
+def put_if_version(
+    scheme: str,
+    authority: str,
+    path: str,
+    data: bytes,
+    expected: ObjectVersion | None,
+    *,
+    region: str | None = None,
+) -> ObjectVersion | None:
+    """Write `data` only if the object is still `expected` (None: only if there is no object).
+
+    Returns the new version, or None when the precondition failed (the object changed, appeared
+    or vanished). A write the client resent after a lost response can meet its own first landing
+    and report a failed precondition: callers that must know re-read and compare the bytes.
+    """
+    if expected is None:
+        try:
+            return create_if_absent(scheme, authority, path, data, region=region)
+        except FileExistsError:
+            return None
+    import obstore
+    from obstore.exceptions import PreconditionError
+
+    store_url, key = _store_location(scheme, authority, path)
+    store = _STORES.get(store_url, region)
+    mode: UpdateVersion = {}  # obstore refuses None values: send what the store gave
+    if expected.e_tag:
+        mode["e_tag"] = expected.e_tag
+    if expected.version:
+        mode["version"] = expected.version
+    try:
+        result = obstore.put(store, key, data, mode=mode, use_multipart=False)
+    except PreconditionError:
+        return None  # also S3's answer (404) when the object is gone
+    except Exception as err:
+        raise _os_error(path, "conditional replace of", err) from err
+    return ObjectVersion(result.get("e_tag"), result.get("version"))
+
+
+def read_local_versioned(path: str) -> tuple[bytes, ObjectVersion] | None:
+    """A local file's bytes and their SHA-256 as its version, or None when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    return data, _local_version(data)
+
+
+def put_local_if_version(
+    path: str, data: bytes, expected: ObjectVersion | None
+) -> ObjectVersion | None:
+    """`put_if_version` on a local disk: compare and replace under the sidecar's `flock`."""
+    folder, name = posixpath.split(path)
+    os.makedirs(folder, exist_ok=True)
+    with open(posixpath.join(folder, f".{name}.cas"), "a+b") as sidecar:
+        fcntl.flock(sidecar.fileno(), fcntl.LOCK_EX)  # released when the file closes
+        current = read_local_versioned(path)
+        if (current[1] if current else None) != expected:
+            return None
+        tmp = posixpath.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+        try:
+            with open(tmp, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return _local_version(data)
+
+
+def _local_version(data: bytes) -> ObjectVersion:
+    return ObjectVersion(hashlib.sha256(data).hexdigest())
 
 
 def forget_stores() -> None:
