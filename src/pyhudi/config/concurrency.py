@@ -60,7 +60,10 @@ WAIT_FOR_ACTIVE_WRITER_MS = integer(
 
 IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
-#: pyhudi's own: atomic create-if-absent of a lease file that its holder keeps refreshing.
+#: Hudi 1.x's lease lock (RFC-91): one JSON object taken, renewed and released by conditional writes.
+STORAGE_BASED_LOCK = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+#: pyhudi's earlier name of the storage-based lock: the same lock file and format as Hudi's, with
+#: pyhudi's own timing key (`hoodie.write.lock.heartbeat_interval_ms`) still honoured.
 STORAGE_LOCK = "pyhudi.StorageBasedLockProvider"
 #: Hudi's default provider (ZooKeeper): not available in pyhudi.
 ZOOKEEPER_LOCK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
@@ -83,8 +86,10 @@ LOCK_PROVIDER = string(
     "hoodie.write.lock.provider",
     None,
     f"Lock provider class under OCC: {IN_PROCESS_LOCK} (writers in one process), "
-    f"{FILE_SYSTEM_LOCK} (Hudi's lock file, shared with JVM writers) or {STORAGE_LOCK} "
-    "(a lease file that expires when its holder dies).",
+    f"{FILE_SYSTEM_LOCK} (Hudi's lock file on a shared file system, shared with JVM writers) or "
+    f"{STORAGE_BASED_LOCK} (Hudi 1.x's lease in `.hoodie/.locks/table_lock.json`, taken and "
+    "renewed by conditional writes: object stores and local disks; it expires when its holder "
+    f"dies). {STORAGE_LOCK} is pyhudi's earlier name of the latter.",
 )
 CONFLICT_RESOLUTION_STRATEGY = string(
     "hoodie.write.lock.conflict.resolution.strategy",
@@ -128,10 +133,26 @@ FILESYSTEM_LOCK_EXPIRE = integer(
 LOCK_HEARTBEAT_INTERVAL_MS = integer(
     "hoodie.write.lock.heartbeat_interval_ms",
     60_000,
-    f"{STORAGE_LOCK}: how often the holder renews its lease; the lease lasts two intervals.",
+    f"{STORAGE_LOCK} only, when set and neither hoodie.write.lock.storage.* key is: the holder "
+    "renews its lease this often and each renewal lasts two intervals (pyhudi's earlier timing).",
+)
+STORAGE_LOCK_VALIDITY_S = integer(
+    "hoodie.write.lock.storage.validity.timeout.secs",
+    300,
+    f"{STORAGE_BASED_LOCK}: seconds each acquisition or renewal keeps the lease valid; a holder "
+    "that stops renewing (killed) blocks the table this long (plus 0.5 s for clock drift). At "
+    "least 10 and at least 10 renew intervals, as Hudi checks.",
+)
+STORAGE_LOCK_RENEW_INTERVAL_S = integer(
+    "hoodie.write.lock.storage.renew.interval.secs",
+    30,
+    f"{STORAGE_BASED_LOCK}: seconds between the holder's renewals of its lease (at least 1).",
+    "hoodie.write.lock.storage.heartbeat.poll.secs",
 )
 
-KNOWN_LOCK_PROVIDERS = (IN_PROCESS_LOCK, FILE_SYSTEM_LOCK, STORAGE_LOCK)
+KNOWN_LOCK_PROVIDERS = (IN_PROCESS_LOCK, FILE_SYSTEM_LOCK, STORAGE_BASED_LOCK, STORAGE_LOCK)
+#: The two names of the storage-based lock.
+STORAGE_LOCKS = (STORAGE_BASED_LOCK, STORAGE_LOCK)
 KNOWN_CONFLICT_STRATEGIES = (SIMPLE_CONFLICT_STRATEGY, BUCKET_CONFLICT_STRATEGY)
 
 

@@ -7,7 +7,7 @@ import json
 from tests.helpers.timeline_builder import Base, TimelineBuilder
 
 from pyhudi.cli.main import main
-from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, STORAGE_LOCK
+from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, STORAGE_BASED_LOCK, STORAGE_LOCK
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
 from pyhudi.table.lock import table_transaction
@@ -36,7 +36,9 @@ def test_show_locks_names_the_holder_of_the_file_lock_and_the_lease(tmp_path, ca
     with table_transaction(tb.ctx, _occ(STORAGE_LOCK)):
         assert main(["show", "locks", path]) == 0
         out = capsys.readouterr().out
-    assert STORAGE_LOCK in out and "table.lease" in out and "(expired)" not in out
+    assert STORAGE_BASED_LOCK in out and "table_lock.json" in out and "(expired)" not in out
+    assert main(["show", "locks", path]) == 0  # released: the object stays, marked expired
+    assert "nobody holds the table lock" in capsys.readouterr().out
 
 
 def test_show_heartbeats_tells_live_from_expired(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Lock providers and the transaction lock: Hudi's lock file, the storage lease, retries, errors."""
+"""Lock providers and the transaction lock: Hudi's lock file, Hudi's storage-based lease on local
+disk, retries, errors (the storage-based lock on S3 and across processes: tests/s3/test_locks.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,17 @@ from pathlib import Path
 import pytest
 from tests.helpers.timeline_builder import TimelineBuilder
 
-from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, IN_PROCESS_LOCK, STORAGE_LOCK
-from pyhudi.exceptions import ConfigError, LockError
+from pyhudi.config.concurrency import (
+    FILE_SYSTEM_LOCK,
+    IN_PROCESS_LOCK,
+    STORAGE_BASED_LOCK,
+    STORAGE_LOCK,
+)
+from pyhudi.exceptions import ConfigError, CorruptFileError, LockError
 from pyhudi.storage import Storage
 from pyhudi.table.lock import LockConfig, lock_provider, table_transaction
 from pyhudi.table.lock.filesystem import FileSystemBasedLockProvider
-from pyhudi.table.lock.lease import StorageBasedLockProvider, parse_lease
+from pyhudi.table.lock.lease import StorageBasedLockProvider, StorageLockData, decode_lock
 
 OCC = "optimistic_concurrency_control"
 
@@ -153,44 +159,103 @@ def test_file_lock_folder_option_moves_the_lock_file(tmp_path):
     provider.unlock()
 
 
-# ---- pyhudi's storage lease -----------------------------------------------------------------
+# ---- the storage-based lock on local disk ------------------------------------------------------
 
 
-def test_lease_excludes_and_renews(tmp_path):
-    # A 1 s heartbeat keeps the lease valid for several seconds even when a loaded machine starves
-    # the renewal thread; the renewal itself is awaited (polled), not assumed after a fixed sleep.
+def _lock_data(path: Path) -> StorageLockData:
+    return decode_lock(path.read_bytes(), str(path))
+
+
+def test_storage_lock_config_is_hudis_with_its_checks():
+    config = LockConfig.from_options(occ(STORAGE_BASED_LOCK))
+    assert (config.storage_validity_ms, config.storage_renew_interval_ms) == (300_000, 30_000)
+    poll = {"hoodie.write.lock.storage.heartbeat.poll.secs": "2"}  # Hudi's older key
+    assert (
+        LockConfig.from_options(occ(STORAGE_BASED_LOCK, **poll)).storage_renew_interval_ms == 2000
+    )
+    for bad, key in [
+        ({"hoodie.write.lock.storage.validity.timeout.secs": "9"}, "validity"),
+        ({"hoodie.write.lock.storage.renew.interval.secs": "0"}, "renew"),
+        ({"hoodie.write.lock.storage.renew.interval.secs": "31"}, "10 x"),
+    ]:
+        with pytest.raises(ConfigError, match=key):
+            LockConfig.from_options(occ(STORAGE_BASED_LOCK, **bad))
+
+
+def test_storage_lock_earlier_pyhudi_name_keeps_its_heartbeat_interval_key():
+    legacy = {"hoodie.write.lock.heartbeat_interval_ms": "300"}
+    config = LockConfig.from_options(occ(STORAGE_LOCK, **legacy))
+    assert (config.storage_validity_ms, config.storage_renew_interval_ms) == (600, 300)
+    hudi = LockConfig.from_options(occ(STORAGE_BASED_LOCK, **legacy))  # Hudi ignores that key
+    assert (hudi.storage_validity_ms, hudi.storage_renew_interval_ms) == (300_000, 30_000)
+
+
+def test_storage_lock_excludes_renews_and_releases_as_hudi(tmp_path):
+    # A 1 s renewal keeps the lease valid for 2 s; the renewal itself is awaited (polled).
     options = occ(STORAGE_LOCK, **{"hoodie.write.lock.heartbeat_interval_ms": "1000"})
     first, second = _provider(tmp_path, options), _provider(tmp_path, options)
     assert isinstance(first, StorageBasedLockProvider)
     assert first.try_lock(0)
-    lease_file = Path(first.path)
-    before = parse_lease(lease_file.read_bytes())
-    assert before is not None
+    lock_file = Path(first.path)
+    assert lock_file == tmp_path / ".hoodie" / ".locks" / "table_lock.json"
+    before = _lock_data(lock_file)
+    assert (before.expired, before.owner) == (False, first.owner)
     after = before
     deadline = time.monotonic() + 30
-    while after["renewedMs"] == before["renewedMs"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-        after = parse_lease(lease_file.read_bytes()) or before
-    assert after["renewedMs"] > before["renewedMs"]
-    assert after["owner"] == before["owner"]
+    while after.valid_until_ms == before.valid_until_ms and time.monotonic() < deadline:
+        time.sleep(0.05)
+        after = _lock_data(lock_file)
+    assert after.valid_until_ms > before.valid_until_ms and after.owner == first.owner
     assert not second.try_lock(100)
+    assert first.owner in second.current_owner
     first.unlock()
-    assert not lease_file.exists()
+    released = _lock_data(lock_file)
+    assert released.expired and released.owner == first.owner  # the object stays
     assert second.try_lock(0)
+    taken = _lock_data(lock_file)
+    assert (taken.expired, taken.owner) == (False, second.owner)
     second.unlock()
 
 
-def test_lease_of_a_dead_holder_expires_and_is_broken(tmp_path):
-    options = occ(STORAGE_LOCK)
-    provider = _provider(tmp_path, options)
-    lease_file = Path(provider.path)
-    lease_file.parent.mkdir(parents=True)
-    stale = {"owner": "dead", "acquiredMs": 1, "renewedMs": 1, "expiresMs": 2}
-    lease_file.write_text(json.dumps(stale))
-    assert provider.try_lock(100)
-    assert parse_lease(lease_file.read_bytes())["owner"] != "dead"
+def test_storage_lock_of_a_dead_holder_is_taken_over_once_past_validity(tmp_path):
+    provider = _provider(tmp_path, occ(STORAGE_BASED_LOCK))
+    lock_file = Path(provider.path)
+    lock_file.parent.mkdir(parents=True)
+    now_ms = int(time.time() * 1000)
+    lock_file.write_text(
+        json.dumps({"expired": False, "validUntil": now_ms + 60_000, "owner": "x"})
+    )
+    assert not provider.try_lock(0)  # live
+    lock_file.write_text(json.dumps({"expired": False, "validUntil": now_ms - 600, "owner": "x"}))
+    assert provider.try_lock(0)  # past validUntil + Hudi's 500 ms drift buffer
+    assert _lock_data(lock_file).owner == provider.owner
     provider.unlock()
-    assert not list(lease_file.parent.glob("*.stale"))
+
+
+def test_storage_lock_corrupt_file_is_corrupt_file_error_naming_it(tmp_path):
+    provider = _provider(tmp_path, occ(STORAGE_BASED_LOCK))
+    lock_file = Path(provider.path)
+    lock_file.parent.mkdir(parents=True)
+    lock_file.write_text('{"expired": null, "validUntil": 1}')
+    with pytest.raises(CorruptFileError, match=r"table_lock\.json"):
+        provider.try_lock(0)
+
+
+def test_storage_lock_lost_to_another_writer_is_lock_error_at_unlock(tmp_path):
+    provider = _provider(tmp_path, occ(STORAGE_BASED_LOCK))
+    assert provider.try_lock(0)
+    lock_file = Path(provider.path)
+    lock_file.write_text(json.dumps({"expired": False, "validUntil": 1, "owner": "thief"}))
+    with pytest.raises(LockError, match=r"lost the table lock .* thief"):
+        provider.unlock()
+    assert _lock_data(lock_file).owner == "thief"  # never overwritten by the loser
+
+
+def test_storage_lock_with_hudis_name_ignores_the_lock_folder_as_hudi(tmp_path):
+    options = occ(STORAGE_BASED_LOCK, **{"hoodie.write.lock.filesystem.path": str(tmp_path / "x")})
+    with pytest.warns(UserWarning, match="ignored"):
+        provider = _provider(tmp_path / "t", options)
+    assert provider.path == str(tmp_path / "t" / ".hoodie" / ".locks" / "table_lock.json")
 
 
 # ---- the transaction lock ---------------------------------------------------------------------
@@ -223,7 +288,8 @@ def test_transaction_lock_held_elsewhere_raises_lock_error_naming_holder(tmp_pat
 
 
 @pytest.mark.parametrize(
-    ("provider", "lock_file"), [(FILE_SYSTEM_LOCK, "lock"), (STORAGE_LOCK, ".locks/table.lease")]
+    ("provider", "lock_file"),
+    [(FILE_SYSTEM_LOCK, "lock"), (STORAGE_LOCK, ".locks/table_lock.json")],
 )
 def test_transaction_lock_folder_outside_the_table_root(tmp_path, provider, lock_file):
     """The table's storage refuses paths outside the table root; a lock folder elsewhere (Hudi
@@ -235,7 +301,10 @@ def test_transaction_lock_folder_outside_the_table_root(tmp_path, provider, lock
     with table_transaction(tb.ctx, options):
         assert (folder / lock_file).exists()
         assert not (Path(tb.ctx.meta_path) / "lock").exists()
-    assert not (folder / lock_file).exists()
+    if provider == FILE_SYSTEM_LOCK:
+        assert not (folder / lock_file).exists()
+    else:  # released as Hudi releases: marked expired, kept
+        assert _lock_data(folder / lock_file).expired
 
 
 def test_transaction_lock_single_writer_takes_no_file_lock(tmp_path):
@@ -280,7 +349,7 @@ def _count_under_lock(root: str, provider: str, rounds: int) -> None:
             counter.write_text(str(value + 1))
 
 
-@pytest.mark.parametrize("provider", [FILE_SYSTEM_LOCK, STORAGE_LOCK])
+@pytest.mark.parametrize("provider", [FILE_SYSTEM_LOCK, STORAGE_BASED_LOCK])
 def test_lock_excludes_other_processes(tmp_path, provider):
     tb = TimelineBuilder.create(tmp_path / "t")
     root = tb.ctx.base_path

@@ -21,7 +21,14 @@ class LockConfig:
     client_retry_wait_ms: int = 5_000
     filesystem_path: str | None = None
     filesystem_expire_minutes: int = 0
-    lease_renew_interval_ms: int = 60_000
+    #: The storage-based lock: how long an acquisition or renewal keeps the lease, how often the
+    #: holder renews it (Hudi's defaults: 300 s and 30 s).
+    storage_validity_ms: int = 300_000
+    storage_renew_interval_ms: int = 30_000
+
+    @property
+    def uses_storage_lock(self) -> bool:
+        return self.provider in ckeys.STORAGE_LOCKS
 
     @property
     def is_multi_writer(self) -> bool:
@@ -42,6 +49,7 @@ class LockConfig:
         if mode.supports_multi_writer or provider is not None:
             _check_provider(provider, mode)
         _check_strategy(ckeys.CONFLICT_RESOLUTION_STRATEGY.get(o))
+        validity_ms, renew_ms = _storage_lock_timing(o, provider)
         config = cls(
             mode=mode,
             provider=provider,
@@ -52,7 +60,8 @@ class LockConfig:
             client_retry_wait_ms=ckeys.LOCK_CLIENT_RETRY_WAIT_MS.get(o),
             filesystem_path=ckeys.FILESYSTEM_LOCK_PATH.get(o),
             filesystem_expire_minutes=ckeys.FILESYSTEM_LOCK_EXPIRE.get(o),
-            lease_renew_interval_ms=ckeys.LOCK_HEARTBEAT_INTERVAL_MS.get(o),
+            storage_validity_ms=validity_ms,
+            storage_renew_interval_ms=renew_ms,
         )
         config.check()
         return config
@@ -68,8 +77,34 @@ class LockConfig:
         ):
             if value < 0:
                 raise ConfigError(f"{option.key} must not be negative, got {value}")
-        if self.lease_renew_interval_ms < 1:
+        if self.storage_renew_interval_ms < 1:
             raise ConfigError(f"{ckeys.LOCK_HEARTBEAT_INTERVAL_MS.key} must be at least 1")
+
+
+def _storage_lock_timing(options: Mapping[str, str], provider: str | None) -> tuple[int, int]:
+    """(validity ms, renew interval ms) of the storage-based lock, checked as Hudi's
+    `StorageBasedLockConfig` checks them. pyhudi's earlier name keeps its earlier key: a renewal
+    every `heartbeat_interval_ms`, valid for two of them (only when no Hudi key is set)."""
+    validity, renew = ckeys.STORAGE_LOCK_VALIDITY_S, ckeys.STORAGE_LOCK_RENEW_INTERVAL_S
+    legacy = ckeys.LOCK_HEARTBEAT_INTERVAL_MS
+    if (
+        provider == ckeys.STORAGE_LOCK
+        and legacy.is_set(options)
+        and not (validity.is_set(options) or renew.is_set(options))
+    ):
+        interval_ms = legacy.get(options)
+        return 2 * interval_ms, interval_ms
+    validity_s, renew_s = validity.get(options), renew.get(options)
+    if provider in ckeys.STORAGE_LOCKS:
+        if renew_s < 1:
+            raise ConfigError(f"{renew.key} must be at least 1 second, got {renew_s}")
+        if validity_s < 10:
+            raise ConfigError(f"{validity.key} must be at least 10 seconds, got {validity_s}")
+        if validity_s < 10 * renew_s:
+            raise ConfigError(
+                f"{validity.key}={validity_s} must be at least 10 x {renew.key}={renew_s}"
+            )
+    return validity_s * 1000, renew_s * 1000
 
 
 def _check_provider(provider: str | None, mode: ConcurrencyMode) -> None:

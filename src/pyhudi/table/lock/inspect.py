@@ -7,14 +7,15 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, FILESYSTEM_LOCK_EXPIRE, STORAGE_LOCK
+from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, FILESYSTEM_LOCK_EXPIRE, STORAGE_BASED_LOCK
+from pyhudi.exceptions import CorruptFileError
 from pyhudi.model.instant import State
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.heartbeat import HEARTBEAT_FOLDER
 from pyhudi.table.lock.files import read_if_present
 from pyhudi.table.lock.filesystem import lock_file_path
-from pyhudi.table.lock.lease import lease_path, parse_lease
+from pyhudi.table.lock.lease import decode_lock, lock_path
 
 
 @dataclass(frozen=True)
@@ -43,27 +44,44 @@ def _iso(epoch_ms: float) -> str:
 def lock_states(
     storage: Storage, base_path: str, lock_folder: str | None, expire_minutes: int = 0
 ) -> list[LockState]:
-    """The table's lock files that exist now (Hudi's lock file, pyhudi's lease)."""
+    """The table's locks that may be held now: Hudi's lock file, and the storage-based lock
+    (in the table, and in `lock_folder` where pyhudi's earlier name puts it) unless released."""
     states = []
     file_storage, file_path = lock_file_path(storage, base_path, lock_folder)
     content = read_if_present(file_storage, file_path)
     if content is not None:
         states.append(_file_lock_state(file_storage, file_path, content, expire_minutes))
-    lease_storage, lease_file = lease_path(storage, base_path, lock_folder)
-    lease_content = read_if_present(lease_storage, lease_file)
-    if lease_content is not None:
-        lease = parse_lease(lease_content) or {}
-        expires_ms = int(lease.get("expiresMs") or 0)
-        states.append(
-            LockState(
-                STORAGE_LOCK,
-                lease_storage.uri(lease_file),
-                str(lease.get("owner", "unreadable lease")),
-                _iso(int(lease.get("acquiredMs") or 0)),
-                _iso(expires_ms) + (" (expired)" if expires_ms < time.time() * 1000 else ""),
-            )
-        )
+    places = [lock_path(storage, base_path, None)]
+    if lock_folder:
+        places.append(lock_path(storage, base_path, lock_folder))
+    for lock_storage, path in places:
+        state = _storage_lock_state(lock_storage, path)
+        if state is not None:
+            states.append(state)
     return states
+
+
+def _storage_lock_state(storage: Storage, path: str) -> LockState | None:
+    """`since` is the last write (acquisition or renewal): Hudi's format keeps no start time."""
+    content = read_if_present(storage, path)
+    if content is None:
+        return None
+    try:
+        data = decode_lock(content, storage.uri(path))
+    except CorruptFileError as err:
+        return LockState(STORAGE_BASED_LOCK, storage.uri(path), f"unreadable: {err}", "", "")
+    if data.expired:
+        return None  # released: Hudi's provider keeps the object, marked expired
+    status = storage.status(path)
+    written_ms = (status.mtime_ns or 0) / 1_000_000 if status else 0
+    lapsed = not data.is_live(int(time.time() * 1000))
+    return LockState(
+        STORAGE_BASED_LOCK,
+        storage.uri(path),
+        data.owner or "unknown owner",
+        _iso(written_ms),
+        _iso(data.valid_until_ms) + (" (expired)" if lapsed else ""),
+    )
 
 
 def _file_lock_state(storage: Storage, path: str, content: bytes, expire_minutes: int) -> LockState:

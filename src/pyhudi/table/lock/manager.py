@@ -7,7 +7,7 @@ thread: a service that takes it around its conflict check keeps it through its c
 
 Acquisition retries as Hudi's `LockManager`: up to `hoodie.write.lock.client.num_retries` more
 attempts, `hoodie.write.lock.client.wait_time_ms_between_retry` apart; each attempt waits up to
-`hoodie.write.lock.wait_time_ms` (in-process and lease locks; the file lock tries once).
+`hoodie.write.lock.wait_time_ms` (in-process and storage-based locks; the file lock tries once).
 """
 
 from __future__ import annotations
@@ -15,16 +15,24 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
-from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, LOCK_CLIENT_NUM_RETRIES, STORAGE_LOCK
+from pyhudi.config.concurrency import (
+    FILE_SYSTEM_LOCK,
+    FILESYSTEM_LOCK_PATH,
+    LOCK_CLIENT_NUM_RETRIES,
+    STORAGE_BASED_LOCK,
+    STORAGE_LOCK,
+)
 from pyhudi.exceptions import LockError
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.lock.config import LockConfig
 from pyhudi.table.lock.filesystem import FileSystemBasedLockProvider, lock_file_path
-from pyhudi.table.lock.lease import StorageBasedLockProvider, lease_path
+from pyhudi.table.lock.lease import StorageBasedLockProvider
+from pyhudi.table.lock.lease import lock_path as storage_lock_path
 from pyhudi.table.locks import table_lock
 
 
@@ -56,10 +64,22 @@ def lock_provider(storage: Storage, base_path: str, config: LockConfig) -> LockP
     if config.provider == FILE_SYSTEM_LOCK:
         storage, path = lock_file_path(storage, base_path, config.filesystem_path)
         return FileSystemBasedLockProvider(storage, path, config.filesystem_expire_minutes)
-    assert config.provider == STORAGE_LOCK, config.provider
-    storage, path = lease_path(storage, base_path, config.filesystem_path)
+    assert config.uses_storage_lock, config.provider
+    folder = config.filesystem_path if config.provider == STORAGE_LOCK else None
+    if config.provider == STORAGE_BASED_LOCK and config.filesystem_path:
+        warnings.warn(
+            f"{FILESYSTEM_LOCK_PATH.key} is ignored by {STORAGE_BASED_LOCK}: its lock is always "
+            "the table's .hoodie/.locks/table_lock.json, as Hudi writers expect",
+            UserWarning,
+            stacklevel=2,
+        )
+    storage, path = storage_lock_path(storage, base_path, folder)
     return StorageBasedLockProvider(
-        storage, path, config.lease_renew_interval_ms, poll_interval_ms=config.retry_wait_ms
+        storage,
+        path,
+        validity_ms=config.storage_validity_ms,
+        renew_interval_ms=config.storage_renew_interval_ms,
+        poll_interval_ms=config.retry_wait_ms,
     )
 
 
