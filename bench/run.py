@@ -20,6 +20,7 @@ SUITES = [
     "bench.upserts",
     "bench.peer",
     "bench.metadata",
+    "bench.s3",
     "bench.hudi_jvm",
 ]
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.json")
@@ -30,11 +31,12 @@ def main(argv: list[str]) -> int:
 
     wanted = argv or SUITES
     os.makedirs(WORK, exist_ok=True)
-    spark = local_session(
-        "pyhudi-bench",
-        cores=2,
-        conf={"spark.driver.memory": "10g", "spark.sql.shuffle.partitions": "16"},
-    )
+    conf = {"spark.driver.memory": "10g", "spark.sql.shuffle.partitions": "16"}
+    if "bench.s3" in wanted:  # S3A and the endpoint must be there when the session starts
+        from bench.s3 import session_conf
+
+        conf |= session_conf()
+    spark = local_session("pyhudi-bench", cores=2, conf=conf)
     results: dict[str, dict] = {}
     if os.path.exists(RESULTS):
         with open(RESULTS) as handle:
