@@ -96,10 +96,13 @@ class Storage:
     def uri(self, path: str) -> str:
         if self.is_local:
             return "file://" + path
-        prefix = f"{self.scheme}://"
-        return prefix + (
-            path if path.startswith(self.authority) else f"{self.authority}/{path.lstrip('/')}"
-        )
+        # pyarrow's object-store paths start with the bucket (S3, GCS) or container (Azure, whose
+        # authority is `container@account...`): it is named once, in the authority.
+        container = self.authority.split("@", 1)[0]
+        rest = path.lstrip("/")
+        if rest == container or rest.startswith(container + "/"):
+            rest = rest[len(container) :].lstrip("/")
+        return f"{self.scheme}://{self.authority}/{rest}"
 
     # ---- reads -------------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
