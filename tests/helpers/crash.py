@@ -31,13 +31,15 @@ def crashed_write(spark, path: str, df, options: dict[str, str]) -> str:  # type
 
 
 def die(transaction: WriteTransaction, *, seconds_ago: float = 3600.0) -> None:
-    """What a dead writer leaves: no more heartbeats, the last one long ago (expired)."""
+    """What a dead writer leaves: no more heartbeats, the last one long ago (expired). An object
+    store's modification times cannot be set: there the caller waits for the expiry."""
     heartbeat = transaction.heartbeat
     assert heartbeat is not None
     heartbeat._stop.set()
     if heartbeat._thread is not None:
         heartbeat._thread.join()
-    age_heartbeat(transaction.ctx, transaction.instant_time, seconds_ago)
+    if transaction.ctx.storage.is_local:
+        age_heartbeat(transaction.ctx, transaction.instant_time, seconds_ago)
 
 
 def age_heartbeat(ctx: TableContext, instant_time: str, seconds_ago: float) -> None:
