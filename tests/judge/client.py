@@ -2,7 +2,9 @@
 virtualenv with pyspark 3.5 and Hudi's Spark bundle from Maven Central, cached outside the
 repository) and drives one long-lived Hudi process per version (`tests/judge/server.py`).
 
-The cache is `$PYHUDI_JUDGE_CACHE`, else `~/.cache/pyhudi/judge`; fresh clones reuse it.
+The cache is `$PYHUDI_JUDGE_CACHE`, else `~/.cache/pyhudi/judge`; fresh clones reuse it. A judge
+given an S3 endpoint also runs S3A (hadoop-aws at its pyspark's Hadoop: `tests/helpers/s3.py`),
+with `s3://` mapped to S3A, so it reads and writes the tests' tables on S3.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from tests.helpers.s3 import s3a_conf, s3a_jars
 
 SERVER = Path(__file__).with_name("server.py")
 ANSWER_PREFIX = "@@judge@@ "
@@ -96,6 +100,13 @@ def install(version: HudiVersion) -> tuple[Path, Path]:
         return python, jar
 
 
+def hadoop_version(python: Path) -> str:
+    """The Hadoop version the judge's pyspark ships (its `hadoop-client-api` jar)."""
+    venv = python.parent.parent
+    (api,) = venv.glob("lib/python*/site-packages/pyspark/jars/hadoop-client-api-*.jar")
+    return api.stem.removeprefix("hadoop-client-api-")
+
+
 class JudgeError(AssertionError):
     """Apache Hudi failed a request: its traceback is the message."""
 
@@ -105,16 +116,26 @@ class Judge:
     request in two, so the test can act while Hudi works (concurrent writers)."""
 
     def __init__(
-        self, version: HudiVersion, work: Path, conf: Mapping[str, str] | None = None
+        self,
+        version: HudiVersion,
+        work: Path,
+        conf: Mapping[str, str] | None = None,
+        *,
+        s3_endpoint: str | None = None,
     ) -> None:
         self.version = version
         self.work = work
         self.conf = dict(conf or {})  # Spark settings over the server's (bench: driver memory)
+        self.s3_endpoint = s3_endpoint  # S3A's endpoint (moto's URL), known before Spark starts
         self._proc: subprocess.Popen[str] | None = None
         self.info: dict[str, Any] = {}
 
     def start(self, timeout_s: float = 600) -> Judge:
         python, jar = install(self.version)
+        jars, conf = [str(jar)], dict(self.conf)
+        if self.s3_endpoint is not None:
+            jars += s3a_jars(hadoop=hadoop_version(python))
+            conf = {**s3a_conf(self.s3_endpoint), **conf}
         self.work.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
@@ -125,8 +146,8 @@ class Judge:
         }
         env.pop("SPARK_HOME", None)
         self._log = open(self.work / "hudi.log", "w")  # noqa: SIM115 (closed in stop)
-        command = [str(python), str(SERVER), str(jar), str(self.work / "warehouse")]
-        command.append(json.dumps(self.conf))
+        command = [str(python), str(SERVER), ",".join(jars), str(self.work / "warehouse")]
+        command.append(json.dumps(conf))
         self._proc = subprocess.Popen(
             command,
             cwd=self.work,
@@ -188,12 +209,21 @@ class Judge:
     # -- what tests ask -------------------------------------------------------------------------
 
     def write(
-        self, path: str, rows: pa.Table | Any, options: Mapping[str, str], mode: str = "append"
+        self,
+        path: str,
+        rows: pa.Table | Any,
+        options: Mapping[str, str],
+        mode: str = "append",
+        *,
+        wait: bool = True,
     ) -> None:
         """Hudi writes `rows` (a pyarrow Table, or a Spark DataFrame of pyhudi's session) into the
-        table at `path` with its data source and these options."""
+        table at `path` with its data source and these options. `wait=False` returns once Hudi
+        has the request: take its answer with `receive()` before asking anything else."""
         data = self._stage(rows)
-        self.request("write", path=path, data=str(data), options=dict(options), mode=mode)
+        self.send("write", path=path, data=str(data), options=dict(options), mode=mode)
+        if wait:
+            self.receive()
 
     def read(self, path: str, options: Mapping[str, str] | None = None) -> Path:
         """Hudi's read of the table: the parquet folder holding its rows."""

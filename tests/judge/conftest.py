@@ -1,10 +1,13 @@
 """Apache Hudi 0.15 and 1.2 as judges: one process per version for the whole run (every module
-under tests/judge runs on one xdist worker: tests/conftest.py's `SHARED_SCOPES`)."""
+under tests/judge runs on one xdist worker: tests/conftest.py's `SHARED_SCOPES`). Both run S3A at
+this process's S3 endpoint (`S3_URL`, fixed before any JVM starts; moto serves it once a test asks
+for `s3_server`)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.conftest import S3_URL
 from tests.helpers.fixtures import TEST_JVM_OPTIONS
 from tests.judge.client import HUDI_0_15, HUDI_1_2, Judge
 
@@ -27,13 +30,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def hudi_0_15(tmp_path_factory):  # type: ignore[no-untyped-def]
-    judge = Judge(HUDI_0_15, tmp_path_factory.mktemp("hudi-0.15"), TEST_CONF).start()
+    judge = Judge(HUDI_0_15, tmp_path_factory.mktemp("hudi-0.15"), TEST_CONF, s3_endpoint=S3_URL)
+    judge.start()
     yield judge
     judge.stop()
 
 
 @pytest.fixture(scope="session")
 def hudi_1_2(tmp_path_factory):  # type: ignore[no-untyped-def]
-    judge = Judge(HUDI_1_2, tmp_path_factory.mktemp("hudi-1.2"), TEST_CONF).start()
+    judge = Judge(HUDI_1_2, tmp_path_factory.mktemp("hudi-1.2"), TEST_CONF, s3_endpoint=S3_URL)
+    judge.start()
     yield judge
     judge.stop()

@@ -39,11 +39,12 @@ LOCAL_WRITE_OPTIONS = {
 }
 
 
-def start(jar: str, warehouse: str, conf: dict[str, str]) -> Any:
+def start(jars: str, warehouse: str, conf: dict[str, str]) -> Any:
+    """Spark with `jars` (comma-separated: Hudi's bundle, and S3A's jars when the tests use S3)."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master("local[2]").appName("pyhudi-judge")
-    builder = builder.config("spark.jars", jar).config("spark.sql.warehouse.dir", warehouse)
+    builder = builder.config("spark.jars", jars).config("spark.sql.warehouse.dir", warehouse)
     for key, value in {**SESSION_CONF, **conf}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -97,11 +98,11 @@ def answer(payload: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    jar, warehouse = sys.argv[1], sys.argv[2]
+    jars, warehouse = sys.argv[1], sys.argv[2]
     conf = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     began = time.monotonic()
     try:
-        judge = Judge(start(jar, warehouse, conf))
+        judge = Judge(start(jars, warehouse, conf))
         answer({"ok": True, "result": {**judge.version(), "start_s": time.monotonic() - began}})
     except Exception:
         answer({"ok": False, "error": traceback.format_exc()})
