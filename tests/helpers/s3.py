@@ -13,6 +13,8 @@ The credentials are moto's fixed test keys: nothing here reaches AWS.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import socket
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,29 +110,45 @@ def s3a_jars(hadoop: str | None = None) -> list[str]:
     hadoop = hadoop or pyspark_hadoop_version()
     folder = CACHE / "s3a" / hadoop
     done = folder / ".complete"
-    if not done.exists():
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise RuntimeError("Apache Maven (mvn) is needed to fetch hadoop-aws for the S3 tests")
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        (folder / "pom.xml").write_text(_pom(hadoop))
-        command = [
-            mvn,
-            "-q",
-            "-B",
-            "-f",
-            str(folder / "pom.xml"),
-            "dependency:copy-dependencies",
-            f"-DoutputDirectory={folder / 'jars'}",
-            f"-DexcludeGroupIds={_SPARK_PROVIDES}",
-            f"-Dmaven.repo.local={CACHE / 'maven'}",
-        ]
-        run = subprocess.run(command, capture_output=True, text=True, check=False)
-        if run.returncode != 0:
-            raise RuntimeError(f"fetching hadoop-aws {hadoop} failed:\n{run.stdout}{run.stderr}")
-        done.touch()
+    with _fetch_lock(folder.parent):  # xdist workers start their sessions at the same time
+        if not done.exists():
+            _fetch(hadoop, folder)
+            done.touch()
     return sorted(str(p) for p in (folder / "jars").glob("*.jar"))
+
+
+@contextlib.contextmanager
+def _fetch_lock(root: Path) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".fetch.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _fetch(hadoop: str, folder: Path) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise RuntimeError("Apache Maven (mvn) is needed to fetch hadoop-aws for the S3 tests")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "pom.xml").write_text(_pom(hadoop))
+    command = [
+        mvn,
+        "-q",
+        "-B",
+        "-f",
+        str(folder / "pom.xml"),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={folder / 'jars'}",
+        f"-DexcludeGroupIds={_SPARK_PROVIDES}",
+        f"-Dmaven.repo.local={CACHE / 'maven'}",
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise RuntimeError(f"fetching hadoop-aws {hadoop} failed:\n{run.stdout}{run.stderr}")
 
 
 def _pom(hadoop: str) -> str:
@@ -143,6 +162,14 @@ def _pom(hadoop: str) -> str:
     return _POM.format(hadoop=hadoop, sdk=sdk, modules=modules)
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the test process dies (a killed run leaves no server behind)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 @dataclass(frozen=True)
 class MotoServer:
     """An S3 endpoint at `url` (path-style addressing, plain HTTP)."""
@@ -154,7 +181,9 @@ class MotoServer:
     def start(cls, port: int, log: Path) -> MotoServer:
         command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
         with open(log, "ab") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
         server = cls(f"http://127.0.0.1:{port}", process)
         deadline = time.monotonic() + 60
         while True:

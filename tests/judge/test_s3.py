@@ -3,9 +3,8 @@ Hudi 0.15 and 1.2 read pyhudi's copy-on-write and merge-on-read tables exactly a
 hudi-rs do, Hudi 0.15 continues one of them (upsert, clean, compaction), and pyhudi continues a
 table Hudi 0.15 created. Hudi reads through the metadata table, so pyhudi's is judged too.
 
-Hudi creates its table through `s3a://` and every reader reads it through `s3://` (the same
-objects): pyhudi does not open `s3a://` URIs (`Storage.for_uri` hands them to pyarrow, which has no
-`s3a` file system).
+Hudi creates its table through `s3a://`, pyhudi continues it through `s3a://` too, and every
+reader reads it through `s3://` (the same objects).
 """
 
 from __future__ import annotations
@@ -123,13 +122,15 @@ def test_hudi_continues_pyhudi_table_on_s3(spark, s3_server, bucket, tables, hud
 
 def test_pyhudi_continues_hudi_table_on_s3(spark, tables, hudi_0_15) -> None:  # type: ignore[no-untyped-def]
     """Hudi 0.15 created a copy-on-write table (with its metadata table) through `s3a://`;
-    pyhudi reads it, upserts into it (updating Hudi's metadata table), and Hudi reads it again."""
+    pyhudi reads it, upserts into it through the same `s3a://` URI (updating Hudi's metadata
+    table), and Hudi reads it again."""
     path = tables["hudi_created"]
     assert assert_readers_agree(spark, hudi_0_15, path, "Hudi's table on S3", only=QUERIES) == 30
 
     options = {**HUDI_CREATES, **_operation("upsert")}
-    pyhudi.write(all_types_frame(spark, range(20, 40), 2, "p"), path, options)
-    assert [i.action for i in pyhudi.HudiTable(path).commits()] == [Action.COMMIT] * 2
+    s3a = "s3a://" + path.removeprefix("s3://")
+    pyhudi.write(all_types_frame(spark, range(20, 40), 2, "p"), s3a, options)
+    assert [i.action for i in pyhudi.HudiTable(s3a).commits()] == [Action.COMMIT] * 2
     what = "Hudi's table on S3 continued by pyhudi"
     assert assert_readers_agree(spark, hudi_0_15, path, what, only=QUERIES) == 40
 

@@ -34,6 +34,8 @@ from pyhudi.storage.conditional import (
 )
 from pyhudi.storage.guard import check_inside
 
+_S3_ALIASES = ("s3a", "s3n")
+
 
 @dataclass(frozen=True)
 class FileStatus:
@@ -65,8 +67,11 @@ class Storage:
             while path.startswith("//"):
                 path = path[1:]
             return cls(pafs.LocalFileSystem()), os.path.abspath(path).rstrip("/") or "/"
-        fs, path = pafs.FileSystem.from_uri(uri)
         scheme, rest = uri.split("://", 1)
+        # Hadoop's S3 connectors' schemes (Hudi writes through `s3a://`): S3 to pyarrow, while
+        # `uri()` keeps the scheme the table was opened with, as Spark's scans spell it.
+        known = f"s3://{rest}" if scheme.lower() in _S3_ALIASES else uri
+        fs, path = pafs.FileSystem.from_uri(known)
         authority = rest.split("/", 1)[0]
         return cls(fs, scheme, authority), path.rstrip("/")
 

@@ -39,3 +39,11 @@ def test_azure_uris_round_trip_through_for_uri():
 def test_local_paths_are_file_uris():
     storage, path = Storage.for_uri("/data/t")
     assert storage.uri(path) == "file:///data/t"
+
+
+@pytest.mark.parametrize("scheme", ["s3a", "s3n"])
+def test_hadoop_s3_schemes_open_as_s3_and_keep_their_name(scheme):
+    storage, path = Storage.for_uri(f"{scheme}://lake/t?region=us-east-1")
+    assert isinstance(storage.fs, pafs.S3FileSystem)
+    assert (storage.scheme, path) == (scheme, "lake/t")
+    assert storage.uri(path) == f"{scheme}://lake/t"
