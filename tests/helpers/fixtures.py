@@ -3,7 +3,10 @@ tests unzip them: `unzip_table(name, target)`."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 #: JVM options of the tests' Spark drivers (pyhudi's shared session and the Hudi judges): the
@@ -35,3 +38,15 @@ def unzip_table(name: str, target: Path) -> Path:
         zipped.extractall(folder, [m for m in zipped.namelist() if not m.startswith("__MACOSX")])
     (base_path,) = [p for p in folder.iterdir() if p.is_dir()]
     return base_path
+
+
+@contextlib.contextmanager
+def cache_lock(lock_file: Path) -> Iterator[None]:
+    """Hold `lock_file`'s exclusive lock: one test process at a time fills a shared cache."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

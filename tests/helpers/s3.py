@@ -13,8 +13,6 @@ The credentials are moto's fixed test keys: nothing here reaches AWS.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import socket
@@ -22,9 +20,10 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.helpers.fixtures import cache_lock
 
 CACHE = Path(os.environ.get("PYHUDI_TEST_CACHE", Path.home() / ".cache" / "pyhudi"))
 ACCESS_KEY = "testing"
@@ -110,22 +109,13 @@ def s3a_jars(hadoop: str | None = None) -> list[str]:
     hadoop = hadoop or pyspark_hadoop_version()
     folder = CACHE / "s3a" / hadoop
     done = folder / ".complete"
-    with _fetch_lock(folder.parent):  # xdist workers start their sessions at the same time
+    with cache_lock(
+        folder.parent / ".fetch.lock"
+    ):  # xdist workers start their sessions at the same time
         if not done.exists():
             _fetch(hadoop, folder)
             done.touch()
     return sorted(str(p) for p in (folder / "jars").glob("*.jar"))
-
-
-@contextlib.contextmanager
-def _fetch_lock(root: Path) -> Iterator[None]:
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".fetch.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _fetch(hadoop: str, folder: Path) -> None:

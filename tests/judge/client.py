@@ -10,7 +10,6 @@ with `s3://` mapped to S3A, so it reads and writes the tests' tables on S3.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -18,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tests.helpers.fixtures import cache_lock
 from tests.helpers.s3 import s3a_conf, s3a_jars
 
 SERVER = Path(__file__).with_name("server.py")
@@ -57,17 +57,6 @@ def cache_root() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "pyhudi" / "judge"
 
 
-@contextlib.contextmanager
-def _install_lock(root: Path) -> Iterator[None]:
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _run(command: list[str], what: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
@@ -78,7 +67,7 @@ def install(version: HudiVersion) -> tuple[Path, Path]:
     """The judge's Python and bundle jar, installed on first use (a lock keeps concurrent test
     runs from installing twice)."""
     root = cache_root()
-    with _install_lock(root):
+    with cache_lock(root / ".install.lock"):
         venv = root / f"pyspark-{version.pyspark}"
         python = venv / "bin" / "python"
         if not (venv / ".installed").exists():
