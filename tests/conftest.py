@@ -80,11 +80,24 @@ SHARED_SCOPES = {
     "tests/deploy/test_user_session.py": "tests/deploy: local Hive session",
     "tests/deploy/test_hive_sync.py": "tests/deploy: local Hive session",
 }
-#: Every module under these folders is one scope (their session fixtures start once).
-SHARED_FOLDERS = {"tests/judge/": "tests/judge: one Apache Hudi process per version"}
-#: The longest scopes, handed out before every other: one worker starts on them at once while the
-#: others share the rest (a long scope taken last would keep one worker busy after all the others).
-LONGEST_SCOPES = ("tests/judge: one Apache Hudi process per version",)
+#: The judge modules in two halves of about equal time, each one scope: its worker starts one
+#: Hudi process per version once for the half (a worker taking both halves reuses them). One
+#: scope for the whole folder left its worker running judges long after the other had finished.
+JUDGE_HALVES = (
+    "tests/judge: first half (one Apache Hudi process per version)",
+    "tests/judge: second half (one Apache Hudi process per version)",
+)
+JUDGE_SECOND_HALF = {
+    "test_hudi_continues_pyhudi_tables.py",
+    "test_hudi_reads_pyhudi_tables.py",
+    "test_hudi_reads_pyhudi_bootstrap.py",
+    "test_mixed_writers.py",
+    "test_s3.py",
+    "test_storage_lock_format.py",
+}
+#: The longest scopes, handed out before every other: the workers start on them at once while
+#: the rest is shared after (a long scope taken last would keep one worker busy after the others).
+LONGEST_SCOPES = JUDGE_HALVES
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,9 +122,9 @@ def pytest_xdist_make_scheduler(config, log):  # type: ignore[no-untyped-def]
 
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            for folder, shared in SHARED_FOLDERS.items():
-                if scope.startswith(folder):
-                    return shared
+            if scope.startswith("tests/judge/"):
+                second = scope.rsplit("/", 1)[-1] in JUDGE_SECOND_HALF
+                return JUDGE_HALVES[1 if second else 0]
             return SHARED_SCOPES.get(scope, scope)
 
     return SharedScopes(config, log)

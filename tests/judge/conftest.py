@@ -1,7 +1,7 @@
-"""Apache Hudi 0.15 and 1.2 as judges: one process per version for the whole run (every module
-under tests/judge runs on one xdist worker: tests/conftest.py's `SHARED_SCOPES`). Both run S3A at
-this process's S3 endpoint (`S3_URL`, fixed before any JVM starts; moto serves it once a test asks
-for `s3_server`)."""
+"""Apache Hudi 0.15 and 1.2 as judges: one process per version for each test process's run (the
+modules of tests/judge are two xdist scopes, tests/conftest.py's `JUDGE_HALVES`: each worker that
+takes one starts its own). Both run S3A at this process's S3 endpoint (`S3_URL`, fixed before any
+JVM starts; moto serves it once a test asks for `s3_server`)."""
 
 from __future__ import annotations
 
