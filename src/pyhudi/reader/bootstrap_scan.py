@@ -329,7 +329,4 @@ def _source_columns(uri: str) -> list[str]:
 def _spark_path(storage: Storage, path: str) -> str:
     """The file as `input_file_name()` spells it: a URI (`file:///...` for local files) whose path
     %-escapes the characters a URI path cannot hold."""
-    quoted = quote(path, safe="/:@!$&'()*+,;=-._~")
-    if storage.is_local:
-        return "file://" + quoted
-    return storage.uri(quoted)  # an object store's path starts with its bucket
+    return storage.uri(quote(path, safe="/:@!$&'()*+,;=-._~"))
