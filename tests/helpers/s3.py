@@ -119,12 +119,74 @@ def s3a_jars(hadoop: str | None = None) -> list[str]:
 
 
 def _fetch(hadoop: str, folder: Path) -> None:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise RuntimeError("Apache Maven (mvn) is needed to fetch hadoop-aws for the S3 tests")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "pom.xml").write_text(_pom(hadoop))
+    _copy_dependencies(folder, f"hadoop-aws {hadoop}")
+
+
+def _pom(hadoop: str) -> str:
+    major, minor = (int(part) for part in hadoop.split(".")[:2])
+    sdk = _SDK_V1 if (major, minor) < (3, 4) else _SDK_V2
+    modules = "\n    ".join(
+        f"<dependency><groupId>{sdk.group}</groupId><artifactId>{m}</artifactId>"
+        f"<version>${{{sdk.version_property}}}</version></dependency>"
+        for m in sdk.modules
+    )
+    return _POM.format(hadoop=hadoop, sdk=sdk, modules=modules)
+
+
+#: hudi-aws's DynamoDB lock for a Hudi release (only 0.15.0's `hudi-aws` is on Maven Central
+#: here; no `hudi-aws-bundle`, no 1.x `hudi-aws`): the jar, AWS's lock client, and the AWS SDK v2
+#: DynamoDB client at the versions Hudi's POM names; what Spark ships is left out.
+_HUDI_AWS_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>pyhudi.tests</groupId><artifactId>hudi-aws-lock</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.hudi</groupId><artifactId>hudi-aws</artifactId><version>{hudi}</version>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+    <dependency>
+      <groupId>com.amazonaws</groupId><artifactId>dynamodb-lock-client</artifactId>
+      <version>{lock_client}</version>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+    <dependency>
+      <groupId>software.amazon.awssdk</groupId><artifactId>dynamodb</artifactId>
+      <version>{sdk}</version>
+      <exclusions>
+        <exclusion><groupId>software.amazon.awssdk</groupId><artifactId>netty-nio-client</artifactId></exclusion>
+      </exclusions>
+    </dependency>
+  </dependencies>
+</project>
+"""
+#: Hudi release -> (dynamodb-lock-client, AWS SDK v2) versions of its POM.
+_HUDI_AWS_VERSIONS = {"0.15.0": ("1.2.0", "2.18.40")}
+HUDI_AWS_RELEASES = frozenset(_HUDI_AWS_VERSIONS)
+
+
+def hudi_aws_jars(hudi: str) -> list[str]:
+    """The jars that give Hudi `hudi` its `DynamoDBBasedLockProvider` (fetched once, cached)."""
+    lock_client, sdk = _HUDI_AWS_VERSIONS[hudi]
+    folder = CACHE / "hudi-aws" / hudi
+    with cache_lock(folder.parent / ".fetch.lock"):
+        if not (folder / ".complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            pom = _HUDI_AWS_POM.format(hudi=hudi, lock_client=lock_client, sdk=sdk)
+            (folder / "pom.xml").write_text(pom)
+            _copy_dependencies(folder, f"hudi-aws {hudi}")
+            (folder / ".complete").touch()
+    return sorted(str(p) for p in (folder / "jars").glob("*.jar"))
+
+
+def _copy_dependencies(folder: Path, what: str) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise RuntimeError(f"Apache Maven (mvn) is needed to fetch {what} for the S3 tests")
     command = [
         mvn,
         "-q",
@@ -138,18 +200,7 @@ def _fetch(hadoop: str, folder: Path) -> None:
     ]
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     if run.returncode != 0:
-        raise RuntimeError(f"fetching hadoop-aws {hadoop} failed:\n{run.stdout}{run.stderr}")
-
-
-def _pom(hadoop: str) -> str:
-    major, minor = (int(part) for part in hadoop.split(".")[:2])
-    sdk = _SDK_V1 if (major, minor) < (3, 4) else _SDK_V2
-    modules = "\n    ".join(
-        f"<dependency><groupId>{sdk.group}</groupId><artifactId>{m}</artifactId>"
-        f"<version>${{{sdk.version_property}}}</version></dependency>"
-        for m in sdk.modules
-    )
-    return _POM.format(hadoop=hadoop, sdk=sdk, modules=modules)
+        raise RuntimeError(f"fetching {what} failed:\n{run.stdout}{run.stderr}")
 
 
 def _die_with_parent() -> None:

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tests.helpers.fixtures import cache_lock
-from tests.helpers.s3 import s3a_conf, s3a_jars
+from tests.helpers.s3 import HUDI_AWS_RELEASES, hudi_aws_jars, s3a_conf, s3a_jars
 
 SERVER = Path(__file__).with_name("server.py")
 ANSWER_PREFIX = "@@judge@@ "
@@ -124,6 +124,8 @@ class Judge:
         jars, conf = [str(jar)], dict(self.conf)
         if self.s3_endpoint is not None:
             jars += s3a_jars(hadoop=hadoop_version(python))
+            if self.version.hudi in HUDI_AWS_RELEASES:  # the DynamoDB lock, where Maven has it
+                jars += hudi_aws_jars(self.version.hudi)
             conf = {**s3a_conf(self.s3_endpoint), **conf}
         self.work.mkdir(parents=True, exist_ok=True)
         env = {

@@ -1,7 +1,8 @@
 """Hudi 1.x's storage-based lock on S3 (moto's server, which enforces `If-None-Match` and
-`If-Match` as S3 does) and on local disk: the lock object in Hudi's exact format, renewal,
-release and takeover as Hudi's provider does them, and real OS processes contending for it
-(mutual exclusion; a SIGKILLed holder's lease taken over once it lapsed). No Spark, but one test."""
+`If-Match` as S3 does) and on local disk, and hudi-aws's DynamoDB lock (moto serves DynamoDB at
+the same endpoint): each lock in Hudi's exact format, renewal, release and takeover as Hudi's
+provider does them, and real OS processes contending for it (mutual exclusion; a SIGKILLed
+holder's lease taken over once it lapsed). No Spark, but the tests that write."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +23,17 @@ import boto3
 import pytest
 
 import pyhudi
-from pyhudi.config.concurrency import FILE_SYSTEM_LOCK, STORAGE_BASED_LOCK, STORAGE_LOCK
-from pyhudi.exceptions import ConfigError
+from pyhudi.config.concurrency import (
+    DYNAMODB_LOCK,
+    FILE_SYSTEM_LOCK,
+    STORAGE_BASED_LOCK,
+    STORAGE_LOCK,
+)
+from pyhudi.exceptions import ConfigError, LockError
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.lock import LockConfig, lock_provider
+from pyhudi.table.lock.dynamodb import DynamoDBBasedLockProvider
 from pyhudi.table.lock.lease import CLOCK_DRIFT_BUFFER_MS, StorageBasedLockProvider
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.timeline_builder import table_props
@@ -50,6 +59,23 @@ def occ(provider: str, **extra: str) -> dict[str, str]:
         "hoodie.write.lock.client.num_retries": "100",
         **extra,
     }
+
+
+#: The DynamoDB lock's lease is `hoodie.write.lock.wait_time_ms` (Hudi's default 60 s): 1.5 s here.
+DYNAMODB_LEASE_MS = 1_500
+
+
+def dynamodb(**extra: str) -> dict[str, str]:
+    """OCC with the DynamoDB lock in a lock table of its own, at the tests' endpoint."""
+    return occ(
+        DYNAMODB_LOCK,
+        **{
+            "hoodie.write.lock.dynamodb.table": f"locks-{uuid.uuid4().hex[:8]}",
+            "hoodie.write.lock.dynamodb.endpoint_url": os.environ["AWS_ENDPOINT_URL"],
+            "hoodie.write.lock.wait_time_ms": str(DYNAMODB_LEASE_MS),
+            **extra,
+        },
+    )
 
 
 def _provider(table_uri: str, options: dict[str, str]) -> StorageBasedLockProvider:
@@ -234,9 +260,14 @@ def workers():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("location", "options"),
-    [("s3", occ(STORAGE_BASED_LOCK, **FAST_HUDI)), ("local", occ(STORAGE_LOCK, **FAST_PYHUDI))],
+    [
+        ("s3", occ(STORAGE_BASED_LOCK, **FAST_HUDI)),
+        ("local", occ(STORAGE_LOCK, **FAST_PYHUDI)),
+        ("s3", dynamodb()),
+    ],
+    ids=["storage-s3", "storage-local", "dynamodb-s3"],
 )
-def test_storage_lock_excludes_three_processes(bucket, tmp_path, workers, location, options):
+def test_lock_excludes_three_processes(bucket, tmp_path, workers, location, options):
     table, rounds, names = _table(location, bucket, tmp_path), 6, ["w0", "w1", "w2"]
     workers.extend(_start(table, rounds, options, tmp_path, name) for name in names)
     _go(tmp_path, names)
@@ -293,3 +324,160 @@ def test_two_occ_writes_on_s3_commit_under_the_storage_based_lock(spark, bucket)
     assert pyhudi.read(spark, path).count() == 20
     released = S3Object(path).record()
     assert released["expired"] is True and released["owner"].startswith("pyhudi-")
+
+
+# ---- the DynamoDB lock -------------------------------------------------------------------------
+
+
+class LockItem:
+    """The lock's item as any DynamoDB client sees it (boto3, not pyhudi's code)."""
+
+    def __init__(self, options: dict[str, str], key: str) -> None:
+        self.table, self.key = options["hoodie.write.lock.dynamodb.table"], key
+        self.client = boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+
+    def get(self) -> dict[str, Any] | None:
+        answer = self.client.get_item(
+            TableName=self.table, Key={"key": {"S": self.key}}, ConsistentRead=True
+        )
+        item = answer.get("Item")
+        return None if item is None else {name: value["S"] for name, value in item.items()}
+
+    def put(self, **attributes: str) -> None:
+        item = {"key": self.key, **attributes}
+        self.client.put_item(
+            TableName=self.table, Item={name: {"S": value} for name, value in item.items()}
+        )
+
+
+def _dynamodb_provider(options: dict[str, str], key: str = "t") -> DynamoDBBasedLockProvider:
+    storage, base = Storage.for_uri("/unused")
+    provider = lock_provider(storage, base, LockConfig.from_options(options), key)
+    assert isinstance(provider, DynamoDBBasedLockProvider)
+    return provider
+
+
+def _until(predicate: Any, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_dynamodb_lock_creates_hudis_table_and_keeps_the_lock_clients_item(s3_server):
+    options = dynamodb()
+    provider, item = _dynamodb_provider(options), LockItem(options, "t")
+    assert provider.try_lock(0)
+    table = item.client.describe_table(TableName=item.table)["Table"]
+    assert table["KeySchema"] == [{"AttributeName": "key", "KeyType": "HASH"}]
+    assert table["AttributeDefinitions"] == [{"AttributeName": "key", "AttributeType": "S"}]
+    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    held = item.get()
+    assert held is not None
+    assert set(held) == {"key", "ownerName", "leaseDuration", "recordVersionNumber"}
+    assert (held["key"], held["ownerName"]) == ("t", provider.owner)
+    assert held["leaseDuration"] == str(DYNAMODB_LEASE_MS)
+    assert uuid.UUID(held["recordVersionNumber"])
+    # The heartbeat (every third of the lease) gives the item a new version, same owner.
+    _until(lambda: (item.get() or {}).get("recordVersionNumber") != held["recordVersionNumber"])
+    assert (item.get() or {})["ownerName"] == provider.owner
+    provider.unlock()
+    assert item.get() is None  # released: deleted, as Hudi's lock client does by default
+
+
+def test_dynamodb_lock_waits_while_the_holder_beats_and_takes_over_once_it_stops(s3_server):
+    options = dynamodb()
+    item = LockItem(options, "t")
+    _dynamodb_provider(options)._dynamodb()  # the lock table
+    stop = threading.Event()
+
+    def beat() -> None:  # a live holder: a new version every 300 ms
+        while not stop.is_set():
+            item.put(
+                ownerName="jvm-writer", leaseDuration="1500", recordVersionNumber=str(uuid.uuid4())
+            )
+            time.sleep(0.3)
+
+    holder = threading.Thread(target=beat, daemon=True)
+    holder.start()
+    try:
+        waiter = _dynamodb_provider(options)
+        assert not waiter.try_lock(500)  # tried 0.5 s + one lease, never took a live lock
+        assert "jvm-writer" in waiter.current_owner
+        assert (item.get() or {})["ownerName"] == "jvm-writer"
+    finally:
+        stop.set()
+        holder.join()
+    stopped = time.monotonic()
+    taker = _dynamodb_provider(options)
+    assert taker.try_lock(10_000)
+    assert time.monotonic() - stopped >= DYNAMODB_LEASE_MS / 1000  # a whole unchanged lease
+    assert (item.get() or {})["ownerName"] == taker.owner
+    taker.unlock()
+
+    item.put(ownerName="x", leaseDuration="60000", recordVersionNumber="v1", isReleased="1")
+    released = _dynamodb_provider(options)
+    assert released.try_lock(0)  # released (kept with isReleased): taken at once
+    assert (item.get() or {})["ownerName"] == released.owner
+    released.unlock()
+
+
+def test_dynamodb_lock_of_a_sigkilled_holder_is_taken_over_after_one_lease(
+    bucket, tmp_path, workers
+):
+    options = dynamodb()
+    table = _table("s3", bucket, tmp_path)
+    holder = _start(table, 0, options, tmp_path, "holder")
+    workers.append(holder)
+    _go(tmp_path, ["holder"])
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    key = TableContext.open(table).config.name  # the default partition key: the table's name
+    item = LockItem(options, key)
+    dead = item.get()
+    assert dead is not None and dead["ownerName"].startswith("pyhudi-")
+    holder.send_signal(signal.SIGKILL)
+    assert holder.wait(PROCESS_TIMEOUT_S) == -signal.SIGKILL
+
+    contender = _dynamodb_provider(options, key)
+    started = time.monotonic()
+    assert contender.try_lock(30_000)
+    assert time.monotonic() - started >= DYNAMODB_LEASE_MS / 1000
+    assert time.monotonic() - started < DYNAMODB_LEASE_MS / 1000 + 10
+    assert (item.get() or {})["ownerName"] == contender.owner
+    contender.unlock()
+
+
+def test_two_occ_writes_on_s3_commit_under_the_dynamodb_lock(spark, bucket):
+    path = f"{bucket}/trips"
+    options = {**trips_options("dynamo_locked"), **dynamodb()}
+    for batch in (trips(0, 10), trips(10, 10, ts=2)):
+        pyhudi.write(
+            df_of(spark, batch), path, {**options, "hoodie.datasource.write.operation": "insert"}
+        )
+    assert pyhudi.read(spark, path).count() == 20
+    assert LockItem(options, "dynamo_locked").get() is None  # the table name's lock, released
+
+
+def test_dynamodb_lock_options_are_checked_and_secrets_never_printed(s3_server, caplog):
+    with pytest.raises(ConfigError, match=re.escape("hoodie.write.lock.dynamodb.table")):
+        LockConfig.from_options(occ(DYNAMODB_LOCK))
+    with pytest.raises(ConfigError, match="give both or neither"):
+        LockConfig.from_options(dynamodb(**{"hoodie.aws.access.key": "AKIA"}))
+    secret = f"s3cr3t-{uuid.uuid4().hex}"
+    unreachable = dynamodb(
+        **{
+            "hoodie.write.lock.dynamodb.endpoint_url": "http://127.0.0.1:9",  # nothing listens
+            "hoodie.aws.access.key": "AKIAEXAMPLE",
+            "hoodie.aws.secret.key": secret,
+            "hoodie.write.lock.client.num_retries": "0",
+            "hoodie.write.lock.wait_time_ms": "10",
+        }
+    )
+    config = LockConfig.from_options(unreachable)
+    assert secret not in repr(config)
+    with pytest.raises(LockError) as failure:
+        from pyhudi.table.lock.manager import acquire
+
+        acquire(_dynamodb_provider(unreachable), config)
+    assert "127.0.0.1:9" in str(failure.value)  # says where it failed
+    assert secret not in str(failure.value) and secret not in caplog.text

@@ -172,8 +172,8 @@ def test_unknown_lock_provider_is_config_error_and_writes_nothing(spark, tmp_pat
     options = {
         **trips_options(),
         "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-        "hoodie.write.lock.provider": "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider",
+        "hoodie.write.lock.provider": "com.example.lock.HBaseLockProvider",
     }
-    with pytest.raises(pyhudi.ConfigError, match="DynamoDBBasedLockProvider"):
+    with pytest.raises(pyhudi.ConfigError, match="HBaseLockProvider"):
         pyhudi.write(df_of(spark, trips(0, 3)), path, options)
     assert not os.path.exists(path) or not os.listdir(path)

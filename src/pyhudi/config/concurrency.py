@@ -65,6 +65,8 @@ STORAGE_BASED_LOCK = "org.apache.hudi.client.transaction.lock.StorageBasedLockPr
 #: pyhudi's earlier name of the storage-based lock: the same lock file and format as Hudi's, with
 #: pyhudi's own timing key (`hoodie.write.lock.heartbeat_interval_ms`) still honoured.
 STORAGE_LOCK = "pyhudi.StorageBasedLockProvider"
+#: hudi-aws's lock: one item of a DynamoDB table (AWS's `dynamodb-lock-client` layout).
+DYNAMODB_LOCK = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
 #: Hudi's default provider (ZooKeeper): not available in pyhudi.
 ZOOKEEPER_LOCK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 SIMPLE_CONFLICT_STRATEGY = (
@@ -89,7 +91,8 @@ LOCK_PROVIDER = string(
     f"{FILE_SYSTEM_LOCK} (Hudi's lock file on a shared file system, shared with JVM writers) or "
     f"{STORAGE_BASED_LOCK} (Hudi 1.x's lease in `.hoodie/.locks/table_lock.json`, taken and "
     "renewed by conditional writes: object stores and local disks; it expires when its holder "
-    f"dies). {STORAGE_LOCK} is pyhudi's earlier name of the latter.",
+    f"dies), {DYNAMODB_LOCK} (an item of a DynamoDB table, as hudi-aws keeps it; needs boto3, "
+    f"the `aws` extra). {STORAGE_LOCK} is pyhudi's earlier name of the storage-based lock.",
 )
 CONFLICT_RESOLUTION_STRATEGY = string(
     "hoodie.write.lock.conflict.resolution.strategy",
@@ -150,7 +153,13 @@ STORAGE_LOCK_RENEW_INTERVAL_S = integer(
     "hoodie.write.lock.storage.heartbeat.poll.secs",
 )
 
-KNOWN_LOCK_PROVIDERS = (IN_PROCESS_LOCK, FILE_SYSTEM_LOCK, STORAGE_BASED_LOCK, STORAGE_LOCK)
+KNOWN_LOCK_PROVIDERS = (
+    IN_PROCESS_LOCK,
+    FILE_SYSTEM_LOCK,
+    STORAGE_BASED_LOCK,
+    STORAGE_LOCK,
+    DYNAMODB_LOCK,
+)
 #: The two names of the storage-based lock.
 STORAGE_LOCKS = (STORAGE_BASED_LOCK, STORAGE_LOCK)
 KNOWN_CONFLICT_STRATEGIES = (SIMPLE_CONFLICT_STRATEGY, BUCKET_CONFLICT_STRATEGY)
@@ -180,3 +189,65 @@ def wait_for_active_writer_ms(options: Mapping[str, str]) -> int:
     """How long a single writer waits for a live-looking one (default: the heartbeat expiry)."""
     wait_ms = WAIT_FOR_ACTIVE_WRITER_MS.get(options)
     return heartbeat_expiry_ms(options) if wait_ms is None else max(0, wait_ms)
+
+
+DYNAMODB_TABLE = string(
+    "hoodie.write.lock.dynamodb.table",
+    None,
+    f"{DYNAMODB_LOCK}: the DynamoDB table holding the locks (required; created when missing, "
+    "with one string hash key `key`).",
+)
+DYNAMODB_PARTITION_KEY = string(
+    "hoodie.write.lock.dynamodb.partition_key",
+    None,
+    f"{DYNAMODB_LOCK}: the lock's item key; every writer of one Hudi table must use the same "
+    "one. Default: the table name (`hoodie.table.name`), as Hudi infers it.",
+)
+DYNAMODB_REGION = string(
+    "hoodie.write.lock.dynamodb.region",
+    None,
+    f"{DYNAMODB_LOCK}: the AWS region of the lock table. Default: `AWS_REGION`, else us-east-1.",
+)
+DYNAMODB_ENDPOINT_URL = string(
+    "hoodie.write.lock.dynamodb.endpoint_url",
+    None,
+    f"{DYNAMODB_LOCK}: the DynamoDB endpoint (a local DynamoDB or a VPC endpoint). Default: the "
+    "region's public endpoint.",
+)
+DYNAMODB_BILLING_MODE = choice(
+    "hoodie.write.lock.dynamodb.billing_mode",
+    "PAY_PER_REQUEST",
+    ("PAY_PER_REQUEST", "PROVISIONED"),
+    f"{DYNAMODB_LOCK}: billing mode of a lock table pyhudi creates.",
+)
+DYNAMODB_READ_CAPACITY = integer(
+    "hoodie.write.lock.dynamodb.read_capacity",
+    20,
+    f"{DYNAMODB_LOCK}: read capacity units of a PROVISIONED lock table pyhudi creates.",
+)
+DYNAMODB_WRITE_CAPACITY = integer(
+    "hoodie.write.lock.dynamodb.write_capacity",
+    10,
+    f"{DYNAMODB_LOCK}: write capacity units of a PROVISIONED lock table pyhudi creates.",
+)
+DYNAMODB_TABLE_CREATION_TIMEOUT_MS = integer(
+    "hoodie.write.lock.dynamodb.table_creation_timeout",
+    600_000,
+    f"{DYNAMODB_LOCK}: how long to wait for a lock table pyhudi created to become active (ms).",
+)
+AWS_ACCESS_KEY = string(
+    "hoodie.aws.access.key",
+    None,
+    "AWS access key for the AWS services Hudi calls itself (the DynamoDB lock); default: the "
+    "AWS SDK's chain (environment, profile, instance role). Never printed.",
+)
+AWS_SECRET_KEY = string(
+    "hoodie.aws.secret.key",
+    None,
+    "AWS secret key going with hoodie.aws.access.key. Never printed.",
+)
+AWS_SESSION_TOKEN = string(
+    "hoodie.aws.session.token",
+    None,
+    "AWS session token going with hoodie.aws.access.key. Never printed.",
+)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pyhudi.config import concurrency as ckeys
 from pyhudi.config.concurrency import ConcurrencyMode
 from pyhudi.exceptions import ConfigError
+from pyhudi.table.lock.dynamodb import DynamoDBLockSettings
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class LockConfig:
     #: holder renews it (Hudi's defaults: 300 s and 30 s).
     storage_validity_ms: int = 300_000
     storage_renew_interval_ms: int = 30_000
+    #: The DynamoDB lock's table, key, region and credentials (only with that provider).
+    dynamodb: DynamoDBLockSettings | None = None
 
     @property
     def uses_storage_lock(self) -> bool:
@@ -62,6 +65,11 @@ class LockConfig:
             filesystem_expire_minutes=ckeys.FILESYSTEM_LOCK_EXPIRE.get(o),
             storage_validity_ms=validity_ms,
             storage_renew_interval_ms=renew_ms,
+            dynamodb=(
+                DynamoDBLockSettings.from_options(o)
+                if mode.supports_multi_writer and provider == ckeys.DYNAMODB_LOCK
+                else None
+            ),
         )
         config.check()
         return config

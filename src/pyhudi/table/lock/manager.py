@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from pyhudi.config.concurrency import (
+    DYNAMODB_LOCK,
     FILE_SYSTEM_LOCK,
     FILESYSTEM_LOCK_PATH,
     LOCK_CLIENT_NUM_RETRIES,
@@ -30,6 +31,7 @@ from pyhudi.exceptions import LockError
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.lock.config import LockConfig
+from pyhudi.table.lock.dynamodb import DynamoDBBasedLockProvider
 from pyhudi.table.lock.filesystem import FileSystemBasedLockProvider, lock_file_path
 from pyhudi.table.lock.lease import StorageBasedLockProvider
 from pyhudi.table.lock.lease import lock_path as storage_lock_path
@@ -57,10 +59,17 @@ def _depths() -> dict[str, int]:
     return depths
 
 
-def lock_provider(storage: Storage, base_path: str, config: LockConfig) -> LockProvider | None:
-    """The cross-process provider of `config` for a table, or None (single writer, in-process)."""
+def lock_provider(
+    storage: Storage, base_path: str, config: LockConfig, table_name: str | None = None
+) -> LockProvider | None:
+    """The cross-process provider of `config` for a table, or None (single writer, in-process).
+    `table_name` is the DynamoDB lock's default partition key (the table's `hoodie.table.name`)."""
     if not config.uses_external_lock:
         return None
+    if config.provider == DYNAMODB_LOCK:
+        assert config.dynamodb is not None
+        settings = config.dynamodb.for_table(table_name) if table_name else config.dynamodb
+        return DynamoDBBasedLockProvider(settings, lease_ms=config.wait_time_ms)
     if config.provider == FILE_SYSTEM_LOCK:
         storage, path = lock_file_path(storage, base_path, config.filesystem_path)
         return FileSystemBasedLockProvider(storage, path, config.filesystem_expire_minutes)
@@ -90,7 +99,7 @@ def write_scope_lock(
     process commit between writes); OCC, none (only conflict check + commit are locked).
     Checks the lock options first, so a bad provider fails before anything is written."""
     config = LockConfig.from_options(options)
-    if config.is_multi_writer:
+    if config.is_multi_writer and config.provider != DYNAMODB_LOCK:
         lock_provider(*Storage.for_uri(table_uri), config)  # an unusable lock path fails here
         return contextlib.nullcontext()
     return table_lock(table_uri)
@@ -120,7 +129,7 @@ def table_transaction(ctx: TableContext, options: Mapping[str, str] | None) -> I
     _acquire_local(local, ctx, config)
     provider = None
     try:
-        provider = lock_provider(ctx.storage, ctx.base_path, config)
+        provider = lock_provider(ctx.storage, ctx.base_path, config, ctx.config.name)
         if provider is not None:
             acquire(provider, config)
         depths[ctx.uri] = 1
