@@ -15,6 +15,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pyhudi.storage.s3conf import KEYS as S3A_KEYS
+
 #: Spark's own knob for the default number of tasks, honoured when set.
 DEFAULT_PARALLELISM_CONF = "spark.default.parallelism"
 #: Thread-local property choosing the FAIR scheduler pool of a classic session's jobs.
@@ -89,3 +91,32 @@ def rows_frame(
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
     arrays = [pa.array(values, field.type) for values, field in zip(columns, fields, strict=True)]
     return spark.createDataFrame(pa.table(arrays, schema=pa.schema(fields)))
+
+
+def s3a_conf(spark: SparkSession) -> dict[str, str]:
+    """The S3A keys (`fs.s3a.*`) someone set for this session: a classic session's Hadoop
+    configuration (per-bucket keys included), or a Connect server's `spark.hadoop.fs.s3a.*`
+    conf. Hadoop's own defaults (`core-default.xml`) are not the user's choice: left out."""
+    if is_connect(spark):
+        conf = {}
+        for key in S3A_KEYS:
+            try:
+                value = spark.conf.get(f"spark.hadoop.fs.s3a.{key}", None)
+            except Exception:  # a server refusing to show a conf: the environment decides
+                value = None
+            if value is not None:
+                conf[f"fs.s3a.{key}"] = str(value)
+        return conf
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    found = hadoop.getPropsWithPrefix("fs.s3a.")
+    conf = {}
+    for key in found.keySet().toArray():
+        name = str(key)
+        per_bucket = name.startswith("bucket.") and any(name.endswith(f".{k}") for k in S3A_KEYS)
+        if not (per_bucket or name in S3A_KEYS):
+            continue
+        sources = hadoop.getPropertySources(f"fs.s3a.{name}") or []
+        if sources and all(str(source).endswith("-default.xml") for source in sources):
+            continue
+        conf[f"fs.s3a.{name}"] = str(found.get(key))
+    return conf

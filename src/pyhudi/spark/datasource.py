@@ -12,7 +12,8 @@ import weakref
 
 from pyspark.sql import SparkSession
 
-from pyhudi.spark_env import is_connect
+from pyhudi.spark_env import is_connect, s3a_conf
+from pyhudi.storage.s3conf import use_conf
 
 #: The runtime SQL conf Spark checks before it lets a Python data source push filters down.
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -26,6 +27,7 @@ def register(spark: SparkSession) -> None:
     remote = str(getattr(spark, "session_id", "")) if is_connect(spark) else ""
     if spark in _registered or remote in _registered_remote:
         return
+    use_conf(s3a_conf(spark))  # its S3A settings, for the S3 tables pyhudi opens from here on
     from pyhudi.spark.source import PruningHudiDataSource
 
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")

@@ -11,9 +11,11 @@ one writer per table there, as Hudi assumes without a lock provider.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import posixpath
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from pyhudi.storage.conditional import (
     supports_conditional_create,
 )
 from pyhudi.storage.guard import check_inside
+from pyhudi.storage.s3conf import S3Settings, settings_for
 
 _S3_ALIASES = ("s3a", "s3n")
 
@@ -56,6 +59,8 @@ class Storage:
     authority: str = ""
     #: When set, every create/delete must resolve inside this folder (`pyhudi.storage.guard`).
     root: str | None = None
+    #: The S3A settings an S3 table was opened with (`pyhudi.storage.s3conf`); None: environment.
+    s3: S3Settings | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def for_uri(cls, uri: str) -> tuple[Storage, str]:
@@ -70,9 +75,20 @@ class Storage:
         scheme, rest = uri.split("://", 1)
         # Hadoop's S3 connectors' schemes (Hudi writes through `s3a://`): S3 to pyarrow, while
         # `uri()` keeps the scheme the table was opened with, as Spark's scans spell it.
-        known = f"s3://{rest}" if scheme.lower() in _S3_ALIASES else uri
-        fs, path = pafs.FileSystem.from_uri(known)
+        is_s3 = scheme.lower() in ("s3", *_S3_ALIASES)
         authority = rest.split("/", 1)[0]
+        settings = settings_for(authority) if is_s3 else None
+        if settings is not None:
+            bucket_path = urllib.parse.unquote(urllib.parse.urlsplit(f"s3://{rest}").path)
+            options = settings.pyarrow_options()
+            if settings.region is None and "endpoint_override" not in options:
+                with contextlib.suppress(OSError):  # on AWS: the bucket's region, as from_uri
+                    options["region"] = pafs.resolve_s3_region(authority)
+            s3fs = pafs.S3FileSystem(**options)
+            return cls(s3fs, scheme, authority, s3=settings), f"{authority}{bucket_path}".rstrip(
+                "/"
+            )
+        fs, path = pafs.FileSystem.from_uri(f"s3://{rest}" if is_s3 else uri)
         return cls(fs, scheme, authority), path.rstrip("/")
 
     def scoped(self, root: str) -> Storage:
@@ -172,7 +188,7 @@ class Storage:
         if supports_conditional_create(self.scheme):
             # S3FileSystem knows the bucket's region (resolved by `from_uri`); obstore would not.
             region = getattr(self.fs, "region", None) or None
-            create_if_absent(self.scheme, self.authority, path, data, region=region)
+            create_if_absent(self.scheme, self.authority, path, data, region=region, s3=self.s3)
             return
         if not self.is_local:
             if self.exists(path):
@@ -191,7 +207,9 @@ class Storage:
     def read_versioned(self, path: str) -> tuple[bytes, ObjectVersion] | None:
         """A file's bytes and the version `put_if_version` compares; None when it does not exist."""
         if supports_conditional_create(self.scheme):
-            return read_versioned(self.scheme, self.authority, path, region=self._region)
+            return read_versioned(
+                self.scheme, self.authority, path, region=self._region, s3=self.s3
+            )
         self._check_conditional_replace(path)
         return read_local_versioned(path)
 
@@ -204,7 +222,7 @@ class Storage:
         self._guard(path, "write")
         if supports_conditional_create(self.scheme):
             return put_if_version(
-                self.scheme, self.authority, path, data, expected, region=self._region
+                self.scheme, self.authority, path, data, expected, region=self._region, s3=self.s3
             )
         self._check_conditional_replace(path)
         return put_local_if_version(path, data, expected)

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from obstore import UpdateVersion
     from obstore.store import ObjectStore
 
+    from pyhudi.storage.s3conf import S3Settings
+
 #: `Storage.scheme` -> the scheme of obstore's `from_url`, for the stores with a conditional PUT.
 CONDITIONAL_SCHEMES = {
     "s3": "s3",
@@ -89,19 +91,25 @@ class ObjectVersion:
 
 
 def create_if_absent(
-    scheme: str, authority: str, path: str, data: bytes, *, region: str | None = None
+    scheme: str,
+    authority: str,
+    path: str,
+    data: bytes,
+    *,
+    region: str | None = None,
+    s3: S3Settings | None = None,
 ) -> ObjectVersion:
     """Write `data` to the pyarrow path `path` (`bucket/key`) only if no object has that key.
 
     Returns the new object's version. Raises `FileExistsError(path)` when the object exists;
     `PermissionError` or `OSError` naming the path when the store refuses or fails. `region` is the
-    S3 region pyarrow uses, if known.
+    S3 region pyarrow uses, if known; `s3` the S3A settings the table was opened with.
     """
     import obstore  # lazily: local tables never load the Rust client
     from obstore.exceptions import AlreadyExistsError
 
     store_url, key = _store_location(scheme, authority, path)
-    store = _STORES.get(store_url, region)
+    store = _STORES.get(store_url, region, s3)
     for attempt in range(CONFLICT_ATTEMPTS):
         try:
             result = obstore.put(store, key, data, mode="create", use_multipart=False)
@@ -120,13 +128,18 @@ def create_if_absent(
 
 
 def read_versioned(
-    scheme: str, authority: str, path: str, *, region: str | None = None
+    scheme: str,
+    authority: str,
+    path: str,
+    *,
+    region: str | None = None,
+    s3: S3Settings | None = None,
 ) -> tuple[bytes, ObjectVersion] | None:
     """The object's bytes and version from one GET, or None when there is no such object."""
     import obstore
 
     store_url, key = _store_location(scheme, authority, path)
-    store = _STORES.get(store_url, region)
+    store = _STORES.get(store_url, region, s3)
     try:
         result = obstore.get(store, key)
         data = bytes(result.bytes())
@@ -146,6 +159,7 @@ def put_if_version(
     expected: ObjectVersion | None,
     *,
     region: str | None = None,
+    s3: S3Settings | None = None,
 ) -> ObjectVersion | None:
     """Write `data` only if the object is still `expected` (None: only if there is no object).
 
@@ -155,14 +169,14 @@ def put_if_version(
     """
     if expected is None:
         try:
-            return create_if_absent(scheme, authority, path, data, region=region)
+            return create_if_absent(scheme, authority, path, data, region=region, s3=s3)
         except FileExistsError:
             return None
     import obstore
     from obstore.exceptions import PreconditionError
 
     store_url, key = _store_location(scheme, authority, path)
-    store = _STORES.get(store_url, region)
+    store = _STORES.get(store_url, region, s3)
     mode: UpdateVersion = {}  # obstore refuses None values: send what the store gave
     if expected.e_tag:
         mode["e_tag"] = expected.e_tag
@@ -260,8 +274,11 @@ def _os_error(path: str, action: str, err: Exception) -> OSError:
     return OSError(message)
 
 
-def _s3_options(bucket: str, region: str | None) -> dict[str, Any]:
-    """What pyarrow's S3 file system would use and obstore does not infer from the environment."""
+def _s3_options(bucket: str, region: str | None, s3: S3Settings | None) -> dict[str, Any]:
+    """What pyarrow's S3 file system would use and obstore does not infer from the environment;
+    with S3A settings (`pyhudi.storage.s3conf`), what they set over that."""
+    if s3 is not None:
+        return {**_s3_options(bucket, region, None), **s3.obstore_options()}
     env = os.environ
     options: dict[str, Any] = {}
     if region:
@@ -283,18 +300,18 @@ class _StoreCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._stores: dict[str, ObjectStore] = {}
+        self._stores: dict[tuple[str, S3Settings | None], ObjectStore] = {}
         self._pid = os.getpid()
 
-    def get(self, store_url: str, region: str | None) -> ObjectStore:
+    def get(self, store_url: str, region: str | None, s3: S3Settings | None) -> ObjectStore:
         with self._lock:
             if self._pid != os.getpid():
                 self._stores.clear()
                 self._pid = os.getpid()
-            store = self._stores.get(store_url)
+            store = self._stores.get((store_url, s3))
             if store is None:
-                store = _build(store_url, region)
-                self._stores[store_url] = store
+                store = _build(store_url, region, s3)
+                self._stores[(store_url, s3)] = store
             return store
 
     def clear(self) -> None:
@@ -302,12 +319,12 @@ class _StoreCache:
             self._stores.clear()
 
 
-def _build(store_url: str, region: str | None) -> ObjectStore:
+def _build(store_url: str, region: str | None, s3: S3Settings | None) -> ObjectStore:
     from obstore.store import from_url
 
     options: dict[str, Any] = {}
     if store_url.startswith("s3://"):
-        options = _s3_options(store_url[len("s3://") :], region)
+        options = _s3_options(store_url[len("s3://") :], region, s3)
     try:
         return from_url(store_url, **options)
     except Exception as err:
