@@ -8,6 +8,8 @@ import sys
 #: The last line of a Python worker's traceback when a task raised one of these errors, as Spark
 #: quotes it in the exception it raises on the driver.
 _RAISED_IN_TASK = re.compile(r"^pyhudi\.exceptions\.(\w+): (.*)$", re.MULTILINE)
+#: Spark's error class code, which it appends to the last line of a task's error.
+_SQL_STATE = re.compile(r"\s*SQLSTATE: \w+$")
 
 
 class HudiError(Exception):
@@ -69,7 +71,8 @@ class PendingServiceError(HudiError):
 
 
 class WriteError(HudiError):
-    """A write failed while running; the table was rolled back to its state before the write."""
+    """A write failed while running; the table reads as before the write (what it wrote is rolled
+    back at once or, when storage could not be reached, by the next write)."""
 
 
 class UnsafePathError(HudiError, ValueError):
@@ -98,21 +101,29 @@ def raised_in_task(spark_error: BaseException) -> HudiError | None:
     error_class = getattr(sys.modules[__name__], name, None)
     if not (isinstance(error_class, type) and issubclass(error_class, HudiError)):
         return None
-    return error_class(re.sub(r"\s*SQLSTATE: \w+$", "", message).strip())
+    return error_class(_SQL_STATE.sub("", message).strip())
 
 
 _NO_FILESYSTEM = re.compile(r'No FileSystem for scheme "?(\w+)"?')
+#: pyspark's first line of a Python task's error (`PythonException`); the error the task raised is
+#: the last unindented `Name: message` line of the traceback that follows.
+_PYTHON_WORKER = "An exception was thrown from the Python worker"
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*: \S.*$", re.MULTILINE)
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 def jvm_error_summary(text: str) -> str:
     """One line for an error Spark's JVM raised: py4j's first line names only the method called
     (`An error occurred while calling o1051.parquet.`), so the Java exception and its root cause
-    are added, with a hint when Spark has no file system for a URI's scheme."""
+    are added, with a hint when Spark has no file system for a URI's scheme; pyspark's first line
+    of a Python task's error names nothing either, so the error the task raised is added."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
     summary = lines[0]
+    raised = _RAISED.findall(text) if summary.startswith(_PYTHON_WORKER) else []
+    if raised:
+        summary = f"{_PYTHON_WORKER}: {_SQL_STATE.sub('', raised[-1]).strip()}"
     if summary.startswith("An error occurred while calling"):
         thrown = next((line[2:] for line in lines[1:] if line.startswith(": ")), None)
         causes = [

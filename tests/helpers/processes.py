@@ -9,7 +9,8 @@ Steps (run in order):
 
 | op           | fields                                                             |
 |--------------|--------------------------------------------------------------------|
-| `write`      | `path`, `options`, `rows` (see `rows_frame`)                       |
+| `write`      | `path` (local or `s3://`, see `S3A_ENV`), `options`, `rows`        |
+|              | (see `rows_frame`)                                                 |
 | `compaction` | `path`, `options`, `action` (`run` default, or `schedule`)         |
 | `clustering` | `path`, `options`, `action` (`run` default, or `schedule`)         |
 | `clean`      | `path`, `options`                                                  |
@@ -19,9 +20,12 @@ Steps (run in order):
 |              | the driver-side fault point for the following steps                |
 | `together`   | `steps`: Spark and clean steps on different tables, run at once in |
 |              | threads; each reports a result line (with its `part`) when it ends |
+| `background` | `steps`: as `together`, but the next steps go on meanwhile (the    |
+|              | process does not wait for them at its end: the test kills it)      |
 
-A result line: `{"step", "op", "ok", "instant", "instants", "error", "message", "seconds"}`;
-`error` is the exception class name (`WriteConflictError`, ...) when `ok` is false.
+A result line: `{"step", "op", "ok", "instant", "instants", "error", "message", "seconds"}`, and
+for a write `rolled_back` (the failed writes it rolled back first); `error` is the exception
+class name (`WriteConflictError`, ...) when `ok` is false.
 """
 
 from __future__ import annotations
@@ -48,15 +52,27 @@ CITIES = ("sf", "chennai", "sao_paulo")
 SPARK_OPS = ("write", "compaction", "clustering")
 #: Cores of a child's local Spark (default 1: several children share the machine's 2 cores).
 CORES_ENV = "PYHUDI_PROCESS_CORES"
+#: Set (to anything): the child's Spark reads `s3://` through S3A at the child's
+#: `AWS_ENDPOINT_URL`, where its pyarrow writes (`tests/helpers/s3.py`).
+S3A_ENV = "PYHUDI_PROCESS_S3A"
 _EMITTING = threading.Lock()
 
 
 # ---- rows: one spec, built as a Spark frame in the child and as expected values in the test -----
 def row_spec(
-    start: int, count: int, *, tag: int, cities: Sequence[str] = CITIES, ts: int = 1
+    start: int,
+    count: int,
+    *,
+    tag: int,
+    cities: Sequence[str] = CITIES,
+    ts: int = 1,
+    rider_bytes: int = 0,
 ) -> dict[str, Any]:
-    """Rows `id-<start..start+count>`; `fare = tag * 1e6 + i` tells which write a value came from."""
-    return {"start": start, "count": count, "tag": tag, "cities": list(cities), "ts": ts}
+    """Rows `id-<start..start+count>`; `fare = tag * 1e6 + i` tells which write a value came from.
+    `rider_bytes`: each `rider` padded with about that many hex characters that do not compress
+    (big files from few rows)."""
+    spec = {"start": start, "count": count, "tag": tag, "cities": list(cities), "ts": ts}
+    return {**spec, "rider_bytes": rider_bytes} if rider_bytes else spec
 
 
 def expected_rows(spec: Mapping[str, Any]) -> dict[str, tuple[str, float]]:
@@ -74,11 +90,16 @@ def rows_frame(spark, spec: Mapping[str, Any]):  # type: ignore[no-untyped-def]
 
     cities = F.array(*[F.lit(c) for c in spec["cities"]])
     ids = spark.range(spec["start"], spec["start"] + spec["count"], numPartitions=2)
+    rider = F.format_string("rider-%d", F.col("id") % 7)
+    if spec.get("rider_bytes"):  # SHA-512 digests in hex: 128 characters each, incompressible
+        digests = -(-int(spec["rider_bytes"]) // 128)
+        salted = [F.concat(F.col("id").cast("string"), F.lit(f"/{n}")) for n in range(digests)]
+        rider = F.concat(rider, F.lit("-"), *[F.sha2(s, 512) for s in salted])
     return ids.select(
         F.format_string("id-%07d", F.col("id")).alias("uuid"),
         F.element_at(cities, (F.col("id") % len(spec["cities"]) + 1).cast("int")).alias("city"),
         F.lit(spec["ts"]).cast("long").alias("ts"),
-        F.format_string("rider-%d", F.col("id") % 7).alias("rider"),
+        rider.alias("rider"),
         (F.lit(float(spec["tag"] * 1_000_000)) + F.col("id").cast("double")).alias("fare"),
     )
 
@@ -98,6 +119,7 @@ class StepResult:
     ok: bool
     instant: str | None = None
     instants: tuple[str, ...] = ()
+    rolled_back: tuple[str, ...] = ()
     error: str | None = None
     message: str = ""
     seconds: float = 0.0
@@ -110,6 +132,7 @@ class StepResult:
             ok=data["ok"],
             instant=data.get("instant"),
             instants=tuple(data.get("instants") or ()),
+            rolled_back=tuple(data.get("rolled_back") or ()),
             error=data.get("error"),
             message=data.get("message", ""),
             seconds=data.get("seconds", 0.0),
@@ -266,17 +289,19 @@ def kill_all(processes: Sequence[SparkProcess]) -> None:
 def _session():  # type: ignore[no-untyped-def]
     from pyhudi.spark.session import local_session
 
-    return local_session(
-        "pyhudi-process",
-        cores=int(os.environ.get(CORES_ENV, "1")),
-        conf={
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.driver.memory": "1g",
-            "spark.sql.adaptive.enabled": "false",
-            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
-        },
-    )
+    conf = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.driver.memory": "1g",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
+    }
+    if os.environ.get(S3A_ENV):
+        from tests.helpers.s3 import s3a_conf, s3a_jars
+
+        conf["spark.jars"] = ",".join(s3a_jars())
+        conf.update(s3a_conf(os.environ["AWS_ENDPOINT_URL"]))
+    return local_session("pyhudi-process", cores=int(os.environ.get(CORES_ENV, "1")), conf=conf)
 
 
 def _run_step(spark, step: Mapping[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -286,7 +311,7 @@ def _run_step(spark, step: Mapping[str, Any]) -> dict[str, Any]:  # type: ignore
     options = dict(step.get("options") or {})
     if op == "write":
         result = pyhudi.write(rows_frame(spark, step["rows"]), step["path"], options)
-        return {"instant": result.instant_time}
+        return {"instant": result.instant_time, "rolled_back": list(result.rolled_back)}
     if op in ("compaction", "clustering"):
         table = pyhudi.HudiTable(step["path"])
         service = table.compaction if op == "compaction" else table.clustering
@@ -324,25 +349,42 @@ def _emit(out, record: Mapping[str, Any]) -> None:  # type: ignore[no-untyped-de
         os.fsync(out.fileno())
 
 
+def _run_part(spark, op: str, index: int, parts, part: int, out) -> bool:  # type: ignore[no-untyped-def]
+    """Run `parts[part]` of step `index` (in a thread of its own), report it; True if it succeeded."""
+    started = time.monotonic()
+    record: dict[str, Any] = {"step": index, "op": op, "part": part, "ok": True}
+    try:
+        record.update(_run_step(spark, parts[part]))
+    except Exception as err:
+        record.update(ok=False, error=type(err).__name__, message=str(err))
+        print(traceback.format_exc(), file=sys.stderr, flush=True)
+    record["seconds"] = round(time.monotonic() - started, 3)
+    _emit(out, record)
+    return bool(record["ok"])
+
+
 def _together(spark, index: int, parts: Sequence[Mapping[str, Any]], out) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Run `parts` at once, one thread each; a result line per part as it ends (a part stopped at
     a `hang` fault point never ends: the test kills the process)."""
-
-    def run(part: int) -> bool:
-        started = time.monotonic()
-        record: dict[str, Any] = {"step": index, "op": "together", "part": part, "ok": True}
-        try:
-            record.update(_run_step(spark, parts[part]))
-        except Exception as err:
-            record.update(ok=False, error=type(err).__name__, message=str(err))
-            print(traceback.format_exc(), file=sys.stderr, flush=True)
-        record["seconds"] = round(time.monotonic() - started, 3)
-        _emit(out, record)
-        return bool(record["ok"])
-
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        done = list(pool.map(run, range(len(parts))))
+        done = list(
+            pool.map(
+                lambda part: _run_part(spark, "together", index, parts, part, out),
+                range(len(parts)),
+            )
+        )
     return {} if all(done) else {"ok": False, "error": "together", "message": f"parts {done}"}
+
+
+def _background(spark, index: int, parts: Sequence[Mapping[str, Any]], out) -> None:  # type: ignore[no-untyped-def]
+    """Start `parts`, one thread each, and return: a result line per part when it ends."""
+    for part in range(len(parts)):
+        threading.Thread(
+            target=_run_part,
+            args=(spark, "background", index, parts, part, out),
+            name=f"step-{index}-part-{part}",
+            daemon=True,
+        ).start()
 
 
 def _needs_spark(step: Mapping[str, Any]) -> bool:
@@ -370,6 +412,8 @@ def main(argv: Sequence[str]) -> int:
                     _set_fault(step)
                 elif step["op"] == "together":
                     record.update(_together(spark, index, step["steps"], out))
+                elif step["op"] == "background":
+                    _background(spark, index, step["steps"], out)
                 else:
                     record.update(_run_step(spark, step))
             except Exception as err:

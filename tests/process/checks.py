@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -12,6 +12,7 @@ from tests.helpers.oracle import hudi_rs_table
 import pyhudi
 from pyhudi.codec.file_names import is_partition_metafile, parse_base_file, parse_log_file
 from pyhudi.metadata import has_metadata_table, validate
+from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 
 #: Hudi's multi-writer options, as a Hudi user passes them.
@@ -88,20 +89,23 @@ def table_state(spark, path: str | Path) -> State:  # type: ignore[no-untyped-de
 
 
 def data_files_on_disk(path: str | Path) -> set[str]:
-    """Relative paths of every base and log file of the table (partition metafiles excluded)."""
-    root = Path(path)
+    """Relative paths of every base and log file of the table (partition metafiles excluded),
+    on local disk or object storage (`s3://...`)."""
+    storage, root = Storage.for_uri(str(path))
     found = set()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".hoodie"]
-        partition = os.path.relpath(folder, root)
-        partition = "" if partition == "." else partition
-        for name in files:
-            if is_partition_metafile(name) or name.endswith(".crc"):
-                continue
-            assert parse_base_file(partition, name) or parse_log_file(partition, name), (
-                f"unexpected file {os.path.join(partition, name)} in {root}"
-            )
-            found.add(os.path.join(partition, name) if partition else name)
+    for status in storage.walk_files(root):
+        relative = posixpath.relpath(status.path, root)
+        partition, name = posixpath.split(relative)
+        if (
+            relative.split("/")[0] == ".hoodie"
+            or is_partition_metafile(name)
+            or name.endswith(".crc")
+        ):
+            continue
+        assert parse_base_file(partition, name) or parse_log_file(partition, name), (
+            f"unexpected file {relative} in {path}"
+        )
+        found.add(relative)
     return found
 
 
@@ -123,10 +127,13 @@ def assert_no_orphans(path: str | Path) -> None:
 
 
 def timeline_summary(path: str | Path) -> str:
-    folder = Path(path) / ".hoodie"
-    if not folder.exists():
+    storage, root = Storage.for_uri(str(path))
+    files = storage.list_dir(posixpath.join(root, ".hoodie"))
+    if not files:
         return "(no .hoodie)"
-    names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name[0].isdigit())
+    names = sorted(
+        name for f in files if not f.is_dir and (name := posixpath.basename(f.path))[0].isdigit()
+    )
     return "timeline: " + " ".join(names)
 
 

@@ -22,6 +22,9 @@ from pyhudi.table.process_owner import this_process, why_owner_is_dead
 
 HEARTBEAT_FOLDER = ".heartbeat"
 DEFAULT_INTERVAL_S = 60.0
+#: Heartbeat files (by URI) of writes this process gave up (`Heartbeat.abandon`).
+_ABANDONED: set[str] = set()
+_ABANDONED_LOCK = threading.Lock()
 
 
 def heartbeat_path(ctx: TableContext, instant_time: str) -> str:
@@ -53,8 +56,16 @@ def read_owner(ctx: TableContext, instant_time: str) -> HeartbeatOwner | None:
 
 
 def dead_owner(ctx: TableContext, instant_time: str) -> str | None:
-    """Why the owner of the heartbeat of `instant_time` has provably died, or None."""
-    return why_owner_is_dead(read_owner(ctx, instant_time))
+    """Why the owner of the heartbeat of `instant_time` has provably died (or, being this
+    process, gave the write up), or None."""
+    owner = read_owner(ctx, instant_time)
+    if owner is not None and _key(ctx, instant_time) in _ABANDONED and owner == this_process():
+        return f"{owner.describe()} (this process), gave it up when it failed"
+    return why_owner_is_dead(owner)
+
+
+def _key(ctx: TableContext, instant_time: str) -> str:
+    return ctx.storage.uri(heartbeat_path(ctx, instant_time))
 
 
 def writer_is_live(ctx: TableContext, instant_time: str, expiry_ms: int) -> bool:
@@ -90,6 +101,8 @@ class Heartbeat:
         return True
 
     def _start_thread(self) -> None:
+        with _ABANDONED_LOCK:  # a fixed instant time (bootstrap) may be written again
+            _ABANDONED.discard(_key(self.ctx, self.instant_time))
         self._thread = threading.Thread(
             target=self._run, name=f"pyhudi-heartbeat-{self.instant_time}", daemon=True
         )
@@ -132,6 +145,16 @@ class Heartbeat:
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]
+
+    def abandon(self) -> None:
+        """Stop beating for a write that failed and could not be undone, leaving the file (storage
+        may be unreachable): this process's next write rolls the instant back at once
+        (`dead_owner`), other processes once the heartbeat expired."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        with _ABANDONED_LOCK:
+            _ABANDONED.add(_key(self.ctx, self.instant_time))
 
     def stop(self, *, delete: bool = True) -> None:
         """Stop beating; delete the file unless another writer shares it (`delete=False`)."""

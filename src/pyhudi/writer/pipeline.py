@@ -162,8 +162,8 @@ def _run(
         fault_point("write.after_data_files")
         transaction.commit(metadata, index_results_of(outcome.stats))
     except BaseException as err:
-        transaction.abort()
-        translated = translate_error(err, instant_time)
+        undone = transaction.abort()
+        translated = translate_error(err, instant_time, undone=undone)
         if translated is err:
             raise
         raise translated from err
@@ -240,17 +240,22 @@ def commit_metadata(cfg: WriteConfig, outcome: Outcome, data_schema: pa.Schema) 
     return commit_metadata_of(outcome.stats, cfg.operation, extra, replaced=replaced)
 
 
-def translate_error(err: BaseException, instant_time: str) -> BaseException:
+def translate_error(err: BaseException, instant_time: str, *, undone: bool = True) -> BaseException:
+    """The error a failed write raises; `undone`: whether its abort removed what it wrote."""
     if isinstance(err, HudiError | KeyboardInterrupt):
         return err
     text = str(err)
     detail = record_error_detail(text)
     if detail is not None:
-        return InvalidRecordError(
-            f"{detail}; nothing was written (instant {instant_time} rolled back)"
-        )
+        left = "rolled back" if undone else "left for the next write to roll back"
+        return InvalidRecordError(f"{detail}; nothing was written (instant {instant_time} {left})")
+    outcome = (
+        "was rolled back"
+        if undone
+        else "could not be undone (the next write rolls it back; until then it is invisible)"
+    )
     return WriteError(
-        f"write {instant_time} failed and was rolled back: {jvm_error_summary(text) or repr(err)}"
+        f"write {instant_time} failed and {outcome}: {jvm_error_summary(text) or repr(err)}"
     )
 
 

@@ -260,10 +260,12 @@ class WriteTransaction:
             self.heartbeat.stop()
             self.heartbeat = None
 
-    def abort(self) -> None:
-        """Undo a failed write right away: delete its marked files and its timeline files."""
+    def abort(self) -> bool:
+        """Undo a failed write right away: delete its marked files and its timeline files. False
+        when that failed (storage unreachable, ...): the instant stays pending for the next
+        write's rollback."""
         if self.instant is None:
-            return
+            return True
         try:
             marked = self._marked_files()
             for path in marked:
@@ -286,6 +288,11 @@ class WriteTransaction:
             log.exception(
                 "could not undo failed write %s; the next write rolls it back", self.instant
             )
+            if self.heartbeat is not None:
+                self.heartbeat.abandon()
+                self.heartbeat = None
+            return False
+        return True
 
     def _delete_marker_folder(self) -> None:
         """The abort's last step. A task still running may create a marker in the folder while
