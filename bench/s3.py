@@ -9,6 +9,8 @@ lower bound of what S3 adds.
 * `s3_upsert_vs_local`: the bench's 10% + 2% upsert into a copy-on-write table of `ROWS / 10`
   rows on S3 vs the same upsert into the same table on local disk (ratio: S3 / local).
 * `s3_snapshot_read_vs_local`: a full snapshot read (count and sum) of that table, S3 vs local.
+* `plain_spark_s3_read_vs_local`: the floor of that ratio on this endpoint: plain Spark reading
+  the same latest base files (`spark.read.parquet` of the files the snapshot plans), S3 vs local.
 * `s3_planning_500_partitions`: snapshot planning (`TableContext.open` + `plan_read`, no data
   read) of a 500-partition table on S3 through the metadata table vs listing the partitions on
   S3 (`hoodie.metadata.enable=false`). Target: <= 0.2.
@@ -17,6 +19,7 @@ lower bound of what S3 adds.
 from __future__ import annotations
 
 import os
+import posixpath
 import tempfile
 import uuid
 from pathlib import Path
@@ -100,6 +103,21 @@ def run(spark: SparkSession) -> dict[str, Measure]:
         raise AssertionError("the S3 and local tables read differently")
     mine, theirs = median_pair(lambda run: None, lambda run: read("s3"), lambda run: read("local"))
     results["s3_snapshot_read_vs_local"] = Measure(mine, theirs, target=2.0)
+
+    def plain(where: str) -> list:
+        ctx = TableContext.open(f"{tables[where]}-0")
+        files = [
+            posixpath.join(ctx.uri, s.base_file.relative_path)
+            for s in plan_read(ctx, {}).base_only
+            if s.base_file is not None
+        ]
+        df = spark.read.parquet(*files)
+        return df.agg(F.count(F.lit(1)), F.sum(F.col("ts") % 1_000_003), F.max("ts")).collect()
+
+    if plain("s3") != read("s3"):
+        raise AssertionError("plain Spark reads the latest base files differently")
+    mine, theirs = median_pair(lambda run: None, lambda run: plain("s3"), lambda run: plain("local"))
+    results["plain_spark_s3_read_vs_local"] = Measure(mine, theirs, target=2.0)
     results["s3_planning_500_partitions"] = _planning(spark, bucket)
     source.unpersist(), batch.unpersist()
     return results
