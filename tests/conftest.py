@@ -45,7 +45,7 @@ def spark():
         "pyhudi-tests",
         cores=2,
         conf={
-            "spark.sql.shuffle.partitions": "4",
+            "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "2g",
             "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
             "spark.jars": ",".join(s3a_jars()),
