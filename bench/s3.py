@@ -116,7 +116,9 @@ def run(spark: SparkSession) -> dict[str, Measure]:
 
     if plain("s3") != read("s3"):
         raise AssertionError("plain Spark reads the latest base files differently")
-    mine, theirs = median_pair(lambda run: None, lambda run: plain("s3"), lambda run: plain("local"))
+    mine, theirs = median_pair(
+        lambda run: None, lambda run: plain("s3"), lambda run: plain("local")
+    )
     results["plain_spark_s3_read_vs_local"] = Measure(mine, theirs, target=2.0)
     results["s3_planning_500_partitions"] = _planning(spark, bucket)
     source.unpersist(), batch.unpersist()
