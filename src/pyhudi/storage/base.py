@@ -186,9 +186,9 @@ class Storage:
         self._guard(path, "create")
         self.mkdirs(posixpath.dirname(path))
         if supports_conditional_create(self.scheme):
-            # S3FileSystem knows the bucket's region (resolved by `from_uri`); obstore would not.
-            region = getattr(self.fs, "region", None) or None
-            create_if_absent(self.scheme, self.authority, path, data, region=region, s3=self.s3)
+            create_if_absent(
+                self.scheme, self.authority, path, data, region=self._region, s3=self.s3
+            )
             return
         if not self.is_local:
             if self.exists(path):

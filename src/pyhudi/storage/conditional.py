@@ -56,6 +56,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyhudi.storage.s3conf import env_endpoint
+
 if TYPE_CHECKING:
     from obstore import UpdateVersion
     from obstore.store import ObjectStore
@@ -283,7 +285,7 @@ def _s3_options(bucket: str, region: str | None, s3: S3Settings | None) -> dict[
     options: dict[str, Any] = {}
     if region:
         options["region"] = region
-    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    endpoint = env_endpoint()
     if endpoint:
         options["endpoint"] = endpoint
         if endpoint.lower().startswith("http://"):

@@ -65,7 +65,7 @@ class S3Settings:
     def pyarrow_options(self) -> dict[str, Any]:
         """`pyarrow.fs.S3FileSystem`'s arguments."""
         options: dict[str, Any] = {"region": self.signing_region}
-        endpoint = self.endpoint or _env_endpoint()
+        endpoint = self.endpoint or env_endpoint()
         if endpoint:
             scheme, _, host = endpoint.partition("://")
             options["endpoint_override"] = host.rstrip("/")
@@ -79,8 +79,10 @@ class S3Settings:
         return options
 
     def obstore_options(self) -> dict[str, Any]:
-        """obstore's `S3Store` arguments these settings decide (the rest: the environment)."""
-        options: dict[str, Any] = {"region": self.signing_region}
+        """obstore's `S3Store` arguments these settings decide (the rest: the environment, and
+        the region of the pyarrow file system built from `pyarrow_options`, which the caller
+        passes)."""
+        options: dict[str, Any] = {}
         if self.endpoint:
             options["endpoint"] = self.endpoint
             if self.endpoint.lower().startswith("http://"):
@@ -94,7 +96,8 @@ class S3Settings:
         return options
 
 
-def _env_endpoint() -> str | None:
+def env_endpoint() -> str | None:
+    """The S3 endpoint the environment names (`AWS_ENDPOINT_URL_S3` over `AWS_ENDPOINT_URL`)."""
     return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
 
 

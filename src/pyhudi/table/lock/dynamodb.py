@@ -27,6 +27,7 @@ boto3 (the `aws` extra) talks to DynamoDB; credentials are `hoodie.aws.access.ke
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -106,7 +107,7 @@ class DynamoDBLockSettings:
         """These settings, the partition key defaulting to the Hudi table's name."""
         if self.partition_key:
             return self
-        return DynamoDBLockSettings(**{**self.__dict__, "partition_key": table_name})
+        return dataclasses.replace(self, partition_key=table_name)
 
 
 def _client_module() -> Any:
