@@ -8,7 +8,7 @@ df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 import importlib
 from types import ModuleType
 
-from pyhudi.api import HudiTable, read, read_arrow, register, stream_write, write
+from pyhudi.api import HudiTable, read, read_arrow, register, sql, stream_write, write
 from pyhudi.exceptions import (
     CommitConflictError,
     ConfigError,
@@ -74,6 +74,7 @@ __all__ = [
     "read",
     "read_arrow",
     "register",
+    "sql",
     "stream_write",
     "write",
 ]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from pyhudi.codec.schema import with_meta_fields as add_meta
+from pyhudi.config.unknown import check_service_options
 from pyhudi.exceptions import InstantNotFoundError
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
 from pyhudi.model.commit import CommitMetadata
@@ -16,13 +17,16 @@ from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
 from pyhudi.model.results import BootstrapResult, CommitResult
 from pyhudi.reader.arrow_read import read_arrow as _read_arrow
+from pyhudi.services import savepoint
+from pyhudi.services.savepoint import RestoreResult, RollbackResult, SavepointInfo
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
+    from pyhudi.dml.merge import MergeBuilder, MergeResult
     from pyhudi.services.namespaces import (
         ArchivalService,
         CleanService,
@@ -147,6 +151,24 @@ def stream_write(
     )
 
 
+def sql(spark: SparkSession, statement: str) -> DataFrame:
+    """Run one SQL statement: MERGE INTO, UPDATE and DELETE FROM on a Hudi table (by path,
+    hudi.`/data/trips`, or a catalog table over one) and Hudi's CALL procedures run in pyhudi;
+    anything else is `spark.sql(statement)`.
+
+    >>> pyhudi.sql(spark, "DELETE FROM hudi.`/data/trips` WHERE city = 'sf'")  # doctest: +SKIP
+    """
+    from pyhudi.dml.sql import run_sql
+
+    return run_sql(spark, statement)
+
+
+def _session(spark: SparkSession | None) -> SparkSession:
+    from pyhudi.spark.frames import active_session
+
+    return spark if spark is not None else active_session()
+
+
 class HudiTable:
     """A Hudi table on storage: inspect its timeline, file groups and schema; run table services."""
 
@@ -265,6 +287,59 @@ class HudiTable:
             return schema
         return add_meta(schema)
 
+    # ---- row-level changes (docs/dml.md) -----------------------------------------------------
+    def merge(
+        self,
+        source: Any,
+        on: str,
+        *,
+        source_alias: str = "source",
+        target_alias: str = "target",
+        options: Mapping[str, str] | None = None,
+    ) -> MergeBuilder:
+        """MERGE INTO this table: add `when_...` clauses, then `.execute()` (one commit).
+
+        >>> table.merge(df, on="t.id = s.id", source_alias="s", target_alias="t")  # doctest: +SKIP
+        ...     .when_matched_update_all().when_not_matched_insert_all().execute()
+        """
+        from pyhudi.dml.merge import MergeBuilder
+
+        return MergeBuilder(
+            self.path,
+            source,
+            on,
+            source_alias=source_alias,
+            target_alias=target_alias,
+            options=options,
+        )
+
+    def update(
+        self,
+        set: Mapping[str, str | Column],
+        predicate: str | Column | None = None,
+        *,
+        options: Mapping[str, str] | None = None,
+        spark: SparkSession | None = None,
+    ) -> MergeResult:
+        """UPDATE: the rows where `predicate` holds (all rows when None) get the `set` values,
+        Spark SQL expressions over the table's columns (one commit)."""
+        from pyhudi.dml.statements import update
+
+        return update(_session(spark), self.path, set, predicate, options)
+
+    def delete(
+        self,
+        predicate: str | Column | None = None,
+        *,
+        options: Mapping[str, str] | None = None,
+        spark: SparkSession | None = None,
+    ) -> MergeResult:
+        """DELETE FROM: the rows where `predicate` holds (all rows when None) are deleted (one
+        commit)."""
+        from pyhudi.dml.statements import delete
+
+        return delete(_session(spark), self.path, predicate, options)
+
     # ---- table services ----------------------------------------------------------------------
     @property
     def compaction(self) -> CompactionService:
@@ -299,6 +374,48 @@ class HudiTable:
     def archived_timeline(self) -> list[Instant]:
         """Instants moved to the archived timeline, oldest first."""
         return self.archive.archived()
+
+    # ---- savepoints and restore (docs/savepoints.md) -------------------------------------------
+    def create_savepoint(
+        self,
+        instant_time: str | None = None,
+        *,
+        user: str = "",
+        comment: str = "",
+        options: Mapping[str, str] | None = None,
+    ) -> SavepointInfo:
+        """Savepoint a completed commit (default: the latest): the cleaner keeps its files,
+        archival keeps it, `restore_to_savepoint` can return to it. `options`: lock keys."""
+        check_service_options(options)
+        return savepoint.create_savepoint(
+            self._ctx, instant_time, user=user, comment=comment, options=options
+        )
+
+    def savepoints(self) -> list[SavepointInfo]:
+        """The table's savepoints, oldest first."""
+        return savepoint.savepoints(self._ctx)
+
+    def delete_savepoint(
+        self, instant_time: str, *, options: Mapping[str, str] | None = None
+    ) -> SavepointInfo:
+        """Delete the savepoint of `instant_time`; returns what it was."""
+        check_service_options(options)
+        return savepoint.delete_savepoint(self._ctx, instant_time, options=options)
+
+    def restore_to_savepoint(
+        self, instant_time: str, *, options: Mapping[str, str] | None = None
+    ) -> RestoreResult:
+        """Roll the table back to its savepoint `instant_time` (every later write instant, the
+        metadata table with it). Stop the table's writers first."""
+        check_service_options(options)
+        return savepoint.restore_to_savepoint(self._ctx, instant_time, options=options)
+
+    def rollback_to_instant(
+        self, instant_time: str, *, options: Mapping[str, str] | None = None
+    ) -> RollbackResult:
+        """Roll back the table's latest commit `instant_time` (Hudi's `rollback_to_instant`)."""
+        check_service_options(options)
+        return savepoint.rollback_to_instant(self._ctx, instant_time, options=options)
 
     def read(
         self,

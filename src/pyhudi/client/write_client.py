@@ -36,12 +36,18 @@ SAVE_MODES = ("append", "overwrite", "ignore", "errorifexists", "error")
 
 
 def write(
-    df: DataFrame, path: str, options: Mapping[str, str], *, mode: str = "append"
+    df: DataFrame,
+    path: str,
+    options: Mapping[str, str],
+    *,
+    mode: str = "append",
+    delete_flags: bool = False,
 ) -> CommitResult:
     """Write `df` into the Hudi table at `path` with Apache Hudi's option keys.
 
     `mode` is Spark's save mode: `append` (default), `overwrite` (`insert_overwrite_table`), `ignore`
-    (do nothing when the table exists) or `errorifexists`.
+    (do nothing when the table exists) or `errorifexists`. `delete_flags`: `df` carries each
+    record's delete flag (`pyhudi.writer.prepare.prepare_records`; MERGE INTO's writes).
     """
     options = {str(k): str(v) for k, v in options.items()}
     mode = mode.lower()
@@ -78,7 +84,7 @@ def write(
         return compact(df.sparkSession, path, cfg, existing)
 
     table_schema = table_arrow_schema(existing) if existing else None
-    records, data_schema = prepare_records(df, cfg, table_schema)
+    records, data_schema = prepare_records(df, cfg, table_schema, delete_flags=delete_flags)
     # Checked before the table or the instant is created (with the counts an upsert needs), or
     # by the write job of a load (its instant rolled back on a bad value, then the record named).
     checked = checked_records(records, cfg, existing)

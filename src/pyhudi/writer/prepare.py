@@ -54,9 +54,18 @@ def needs_ordering(cfg: WriteConfig) -> bool:
 
 
 def prepare_records(
-    df: DataFrame, cfg: WriteConfig, table_schema: pa.Schema | None
+    df: DataFrame,
+    cfg: WriteConfig,
+    table_schema: pa.Schema | None,
+    *,
+    delete_flags: bool = False,
 ) -> tuple[DataFrame, pa.Schema]:
-    """Normalise, reconcile with the table schema, add keys and the delete flag."""
+    """Normalise, reconcile with the table schema, add keys and the delete flag.
+
+    `delete_flags`: `df` carries each record's delete flag, computed by the caller (MERGE INTO),
+    in the control column `__pyhudi_delete`; it stays out of the data schema."""
+    if delete_flags and DELETE not in df.columns:
+        raise SchemaMismatchError(f"the records carry no delete flag column {DELETE!r}")
     normalized = wschema.normalize(conform_column_names(df, cfg.options))
     check_required_fields(normalized, cfg)
     if cfg.operation is WriteOperationType.DELETE:
@@ -74,11 +83,13 @@ def prepare_records(
         fill_missing=cfg.reconcile_schema,
     )
     keyed = with_key_columns(fitted, cfg.keygen, RECORD_KEY, PARTITION_PATH)
-    deleted = (
-        F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False))
-        if IS_DELETED_FIELD in fitted.columns
-        else F.lit(False)
-    )
+    if delete_flags:
+        data_schema = pa.schema([f for f in data_schema if f.name != DELETE])
+        deleted = F.coalesce(F.col(DELETE).cast("boolean"), F.lit(False))
+    elif IS_DELETED_FIELD in fitted.columns:
+        deleted = F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False))
+    else:
+        deleted = F.lit(False)
     ordering = checked_ordering_field(cfg, fitted.columns)
     if ordering is not None:
         # Evaluated with the record's other columns, in the first job that reads the records.

@@ -1,0 +1,182 @@
+"""`pyhudi.sql(spark, statement)`: Hudi's Spark SQL statements run by pyhudi, the rest by Spark.
+
+The statement is parsed with sqlglot (Spark dialect). MERGE INTO, UPDATE and DELETE FROM whose
+target is a Hudi table run through `HudiTable.merge` / `.update` / `.delete`; `CALL` of one of
+Hudi's procedures runs the procedure (`pyhudi.dml.procedures.PROCEDURES`). Anything else,
+statements on other tables included, is `spark.sql(statement)` as given. A Hudi table is named
+by path, ``hudi.`/data/trips` ``, or by a catalog table created over one (`CREATE TABLE ...
+USING hudi LOCATION ...`). Only the DataFrame API is used: it runs from a Spark Connect client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import expressions as exp
+
+from pyhudi.dml import statements
+from pyhudi.dml.merge import MergeBuilder, MergeResult
+from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
+from pyhudi.dml.procedures import call_procedure
+from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.reader.dataframe import read as read_frame
+from pyhudi.spark.datasource import register
+
+#: The schema of what MERGE, UPDATE and DELETE return (the counts Delta Lake's SQL returns, and
+#: the instant of the commit).
+RESULT_SCHEMA = (
+    "num_affected_rows long, num_updated_rows long, num_deleted_rows long, "
+    "num_inserted_rows long, commit_time string"
+)
+
+
+def run_sql(spark: SparkSession, statement: str) -> DataFrame:
+    """Run `statement` (see the module doc)."""
+    try:
+        parsed = sqlglot.parse_one(statement, dialect="spark")
+    except sqlglot.errors.SqlglotError:
+        return spark.sql(statement)  # Spark's own statements sqlglot does not know
+    if isinstance(parsed, exp.Command) and str(parsed.this).upper() == "CALL":
+        return _call(spark, statement, parsed)
+    if isinstance(parsed, exp.Merge | exp.Update | exp.Delete):
+        path = hudi_table_path(spark, parsed.this)
+        if path is not None:
+            register(spark)
+            return _result_frame(spark, _run_dml(spark, parsed, path))
+    return spark.sql(statement)
+
+
+def _alias(table: exp.Expression) -> str:
+    return str(table.alias or table.name)
+
+
+def _run_dml(spark: SparkSession, parsed: exp.Expression, path: str) -> MergeResult:
+    alias = _alias(parsed.this)
+    where = parsed.args.get("where")
+    predicate = where.this.sql(dialect="spark") if where is not None else None
+    if isinstance(parsed, exp.Delete):
+        return statements.delete(spark, path, predicate, alias=alias)
+    if isinstance(parsed, exp.Update):
+        assignments = {_target_name(eq.this): _sql(eq.expression) for eq in parsed.expressions}
+        return statements.update(spark, path, assignments, predicate, alias=alias)
+    assert isinstance(parsed, exp.Merge)
+    return _merge(spark, parsed, path, alias)
+
+
+def _merge(spark: SparkSession, merge: exp.Merge, path: str, target_alias: str) -> MergeResult:
+    using = merge.args["using"]
+    source_alias = _alias(using)
+    builder = MergeBuilder(
+        path,
+        _source_frame(spark, using),
+        _sql(merge.args["on"]),
+        source_alias=source_alias,
+        target_alias=target_alias,
+    )
+    whens = merge.args.get("whens")
+    for when in whens.expressions if whens is not None else []:
+        _add_clause(builder, when)
+    return builder.execute()
+
+
+def _source_frame(spark: SparkSession, using: exp.Expression) -> DataFrame:
+    if isinstance(using, exp.Table):
+        path = hudi_table_path(spark, using) if using.db.lower() == PATH_DATABASE else None
+        if path is not None:
+            return read_frame(spark, path)
+        return spark.table(".".join(f"`{p.name}`" for p in using.parts))
+    if isinstance(using, exp.Subquery):
+        return spark.sql(_sql(using.this))
+    plain = using.copy()
+    plain.set("alias", None)
+    return spark.sql(f"SELECT * FROM {_sql(plain)}")
+
+
+def _add_clause(builder: MergeBuilder, when: exp.When) -> None:
+    condition = when.args.get("condition")
+    predicate = _sql(condition) if condition is not None else None
+    then = when.args["then"]
+    if when.args.get("source"):
+        raise UnsupportedOperationError(
+            "WHEN NOT MATCHED BY SOURCE is not supported (nor by Apache Hudi): a merge changes "
+            "the rows its source names"
+        )
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+        builder.when_matched_delete(predicate)
+    elif isinstance(then, exp.Update):
+        if len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star):
+            builder.when_matched_update_all(predicate)
+        else:
+            assignments = {_target_name(eq.this): _sql(eq.expression) for eq in then.expressions}
+            builder.when_matched_update(assignments, predicate)
+    elif isinstance(then, exp.Insert):
+        if isinstance(then.this, exp.Star):
+            builder.when_not_matched_insert_all(predicate)
+        else:
+            names = [_target_name(c) for c in then.this.expressions]
+            values = [_sql(v) for v in then.expression.expressions]
+            if len(names) != len(values):
+                raise ConfigError(
+                    f"INSERT names {len(names)} columns and gives {len(values)} values"
+                )
+            builder.when_not_matched_insert(dict(zip(names, values)), predicate)
+    else:
+        raise UnsupportedOperationError(f"unsupported MERGE clause: {_sql(when)}")
+
+
+def _target_name(node: exp.Expression) -> str:
+    """An assigned column: its name (a qualifier, the target's alias, is dropped)."""
+    return node.name if isinstance(node, exp.Column) else _sql(node)
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect="spark")
+
+
+def _call(spark: SparkSession, statement: str, parsed: exp.Command) -> DataFrame:
+    text = str(parsed.expression.this if isinstance(parsed.expression, exp.Literal) else "")
+    try:
+        call = sqlglot.parse_one(f"SELECT {text}", dialect="spark").expressions[0]
+    except (sqlglot.errors.SqlglotError, IndexError):
+        return spark.sql(statement)
+    if not isinstance(call, exp.Anonymous):  # a qualified name: another catalog's procedure
+        return spark.sql(statement)
+    named: dict[str, Any] = {}
+    positional: list[Any] = []
+    for arg in call.expressions:
+        if isinstance(arg, exp.Kwarg):
+            named[arg.this.name.lower()] = _literal(arg.expression)
+        else:
+            positional.append(_literal(arg))
+    return call_procedure(spark, str(call.this), positional, named)
+
+
+def _literal(node: exp.Expression) -> Any:
+    if isinstance(node, exp.Paren):
+        return _literal(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg):
+        return -_literal(node.this)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = str(node.this)
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    raise ConfigError(f"procedure arguments are literals; got {_sql(node)!r}")
+
+
+def _result_frame(spark: SparkSession, result: MergeResult) -> DataFrame:
+    affected = result.num_updated + result.num_deleted + result.num_inserted
+    row = (
+        affected,
+        result.num_updated,
+        result.num_deleted,
+        result.num_inserted,
+        result.instant_time,
+    )
+    return spark.createDataFrame([row], RESULT_SCHEMA)

@@ -1,0 +1,98 @@
+"""The table a MERGE, UPDATE or DELETE changes: its snapshot as the statement reads it, the write
+settings it commits with, and the one write (one instant) that commits the statement."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from pyhudi.client.write_client import write as client_write
+from pyhudi.codec.schema import META_FIELDS
+from pyhudi.config import write as write_keys
+from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.merge.config import OVERWRITE_WITH_LATEST
+from pyhudi.model.results import CommitResult
+from pyhudi.reader.dataframe import read as read_frame
+from pyhudi.spark.datasource import register
+from pyhudi.spark.sync import sync_enabled, sync_to_catalog
+from pyhudi.table.context import TableContext
+from pyhudi.writer.config import WriteConfig, resolve_write_config
+
+#: Keys a statement decides itself: a user's value would change what it means.
+_STATEMENT_KEYS = (
+    write_keys.OPERATION,
+    write_keys.PAYLOAD_CLASS,
+    write_keys.COMBINE_BEFORE_UPSERT,
+    write_keys.COMBINE_BEFORE_DELETE,
+)
+
+
+@dataclass(frozen=True)
+class StatementTarget:
+    """An existing table, opened for one statement."""
+
+    spark: SparkSession
+    path: str
+    ctx: TableContext
+    options: dict[str, str]
+    #: MERGE decides which update wins (its ordering rule): its rows overwrite the stored ones,
+    #: whatever the table's payload class says.
+    overwrite: bool = False
+
+    @classmethod
+    def open(
+        cls,
+        spark: SparkSession,
+        path: str,
+        options: Mapping[str, str] | None,
+        what: str,
+        *,
+        overwrite: bool = False,
+    ) -> StatementTarget:
+        """The table at `path` (`TableNotFoundError` if none); `options` are write options."""
+        given = {str(k): str(v) for k, v in (options or {}).items()}
+        for option in _STATEMENT_KEYS:
+            if option.is_set(given):
+                raise ConfigError(f"{what} decides {option.key} itself; leave it out of options")
+        ctx = TableContext.open(path)
+        ctx.check_writable()
+        register(spark)
+        return cls(spark, path, ctx, given, overwrite)
+
+    def config(self, operation: str) -> WriteConfig:
+        """The write settings of the statement's write (`operation`: upsert or delete)."""
+        return resolve_write_config(self._write_options(operation), self.ctx.config)
+
+    def snapshot(self) -> DataFrame:
+        """The table's rows as of now, without Hudi's meta columns."""
+        df = read_frame(self.spark, self.path)
+        return df.drop(*[c for c in META_FIELDS if c in df.columns])
+
+    def schema(self, snapshot: DataFrame) -> T.StructType:
+        """The table's data columns; a table without a commit has none to change."""
+        if not snapshot.columns:
+            raise UnsupportedOperationError(f"{self.path} has no commit yet: nothing to change")
+        return snapshot.schema
+
+    def write(self, rows: DataFrame, operation: str, *, delete_flags: bool) -> CommitResult:
+        """Commit `rows` as one instant (and sync the catalog when the options ask)."""
+        options = self._write_options(operation)
+        result = client_write(rows, self.path, options, delete_flags=delete_flags)
+        if sync_enabled(options):
+            sync_to_catalog(self.spark, self.path, options)
+        return result
+
+    def _write_options(self, operation: str) -> dict[str, str]:
+        options = {
+            **self.options,
+            write_keys.OPERATION.key: operation,
+            # Keys are unique (checked), and a null ordering value is as Hudi's SQL writes allow.
+            write_keys.COMBINE_BEFORE_UPSERT.key: "false",
+            write_keys.COMBINE_BEFORE_DELETE.key: "false",
+        }
+        if operation == "upsert" and self.overwrite:
+            options[write_keys.PAYLOAD_CLASS.key] = OVERWRITE_WITH_LATEST
+        return options
