@@ -1,0 +1,65 @@
+"""`pyhudi.sql`: MERGE INTO, UPDATE and DELETE FROM on a catalog table over a Hudi table, Hudi's
+CALL procedures with their result columns, and everything else passed to `spark.sql`."""
+
+from __future__ import annotations
+
+import pytest
+
+import pyhudi
+from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+
+OPTIONS = {
+    "hoodie.table.name": "sqlt",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "part",
+    "hoodie.datasource.write.precombine.field": "ts",
+}
+
+
+def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "sqlt")
+    rows = [("a", 1.0, 1, "p1"), ("b", 2.0, 1, "p2")]
+    pyhudi.write(
+        spark.createDataFrame(rows, "id string, price double, ts long, part string"), path, OPTIONS
+    )
+    spark.sql(f"CREATE TABLE sql_merged USING hudi LOCATION '{path}'")
+    try:
+        merged = pyhudi.sql(
+            spark,
+            "MERGE INTO sql_merged t USING (SELECT 'a' AS id, 5.0D AS price, 2L AS ts, 'p1' AS part "
+            "UNION ALL SELECT 'c', 7.0D, 2L, 'p1') s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET price = s.price WHEN NOT MATCHED THEN INSERT *",
+        ).collect()[0]
+        assert (merged["num_updated_rows"], merged["num_inserted_rows"]) == (1, 1)
+        updated = pyhudi.sql(spark, "UPDATE sql_merged SET price = price * 2 WHERE part = 'p2'")
+        assert updated.collect()[0]["num_affected_rows"] == 1
+        pyhudi.sql(spark, f"DELETE FROM hudi.`{path}` WHERE id = 'c'")
+        table = spark.sql("SELECT id, price FROM sql_merged ORDER BY id").collect()
+        assert [tuple(r) for r in table] == [("a", 5.0), ("b", 4.0)]
+
+        commits = pyhudi.sql(spark, "CALL show_commits(table => 'sql_merged', limit => 2)")
+        assert commits.columns[:3] == ["commit_time", "state_transition_time", "action"]
+        assert [r["action"] for r in commits.collect()] == ["deltacommit", "deltacommit"]
+        compacted = pyhudi.sql(
+            spark, f"CALL run_compaction('scheduleAndExecute', path => '{path}')"
+        )
+        assert [(r["operation_size"], r["state"]) for r in compacted.collect()] == [
+            (2, "COMPLETED")
+        ]
+        cleaned = pyhudi.sql(spark, "CALL run_clean(table => 'sql_merged', retain_commits => 1)")
+        assert cleaned.columns == [
+            "start_clean_time",
+            "time_taken_in_millis",
+            "total_files_deleted",
+            "earliest_commit_to_retain",
+            "bootstrap_part_metadata",
+            "version",
+        ]
+        with pytest.raises(UnsupportedOperationError, match="run_compaction"):
+            pyhudi.sql(spark, "CALL create_nothing(table => 'sql_merged')")
+        with pytest.raises(ConfigError, match="no parameter 'tbl'"):
+            pyhudi.sql(spark, "CALL show_commits(tbl => 'sql_merged')")
+        assert pyhudi.sql(spark, "SELECT count(*) AS n FROM sql_merged").collect()[0]["n"] == 2
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sql_merged")
