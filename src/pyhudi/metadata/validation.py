@@ -145,13 +145,20 @@ def _has_block_of(
 def _rolled_back_log_files(view: FileSystemView, as_of: str | None) -> set[str]:
     """Names of the log files completed rollbacks list in the `files` partition (the failed
     writes' logs left on storage and the ROLLBACK command-block logs): `rollback_files_records`,
-    the records the metadata writer commits for each rollback."""
+    the records the metadata writer commits for each rollback; a restore's rollbacks (their
+    instants deleted, their metadata in the restore's) list theirs through its sync commit."""
     names: set[str] = set()
-    for rollback in view.timeline.completed().up_to(as_of).with_actions(Action.ROLLBACK):
-        content = view.active.read_content(rollback)
-        if content:
-            metadata = decode_container(content, what=f"rollback {rollback.time}")
-            for record in rollback_files_records(metadata):
+    done = view.timeline.completed().up_to(as_of)
+    for instant in done.with_actions(Action.ROLLBACK, Action.RESTORE):
+        content = view.active.read_content(instant)
+        if not content:
+            continue
+        metadata = decode_container(content, what=f"{instant.action.value} {instant.time}")
+        rollbacks = [metadata]
+        if instant.action is Action.RESTORE:
+            rollbacks = [r for rs in metadata["hoodieRestoreMetadata"].values() for r in rs if r]
+        for rollback in rollbacks:
+            for record in rollback_files_records(rollback):
                 names.update(record.live_files)
     return names
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.log.writer import encode_blocks, rollback_block
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.enums import IOType
-from pyhudi.model.instant import Action, Instant, InstantTime
+from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.metadata_table import (
     ROLLBACK_SUFFIX,
@@ -203,17 +203,20 @@ def rollback_instant(
     *,
     record: RollbackRecorder | None,
     rollback_time: InstantTime | None = None,
+    requests: Sequence[RollbackRequest] | None = None,
 ) -> InstantTime:
-    """Roll back one write instant (pending; completed on a metadata table); returns the
-    rollback instant time. When the table has a metadata table holding a deltacommit for
-    `instant`, that deltacommit is rolled back too, at `<rollback time>006` (Hudi 0.14), and
-    `record` writes the rollback's own deltacommit, both before the data rollback completes; an
-    instant older than the metadata table's latest compaction is refused before anything changes."""
+    """Roll back one write instant (pending, or completed: a restore, `rollback_to_instant`, a
+    metadata-table deltacommit); returns the rollback instant time. When the table has a metadata
+    table holding a deltacommit for `instant`, that deltacommit is rolled back too, at
+    `<rollback time>006` (Hudi 0.14), and `record` writes the rollback's own deltacommit, both
+    before the data rollback completes; an instant older than the metadata table's latest
+    compaction is refused before anything changes. `requests`: the plan to execute (a restore
+    plans its own), else `plan_rollback`'s."""
     started = time.monotonic()
     mdt = open_metadata_table(ctx)
     mdt_target = metadata_instant_to_roll_back(mdt, instant) if mdt is not None else None
     rollback_time = rollback_time or ctx.new_instant_time()
-    requests = plan_rollback(ctx, instant)
+    requests = list(plan_rollback(ctx, instant) if requests is None else requests)
     plan = {
         "instantToRollback": {"commitTime": instant.time, "action": instant.action.value},
         "RollbackRequests": [r.to_avro() for r in requests],
@@ -228,6 +231,11 @@ def rollback_instant(
         _rollback_in_metadata_table(mdt, mdt_target, InstantTime(rollback_time + ROLLBACK_SUFFIX))
     if instant.is_completed:
         ctx.storage.delete(ctx.active.instant_path(instant))
+        # A completed compaction is `<t>.commit` over `<t>.compaction.requested/.inflight` (log
+        # compaction and v8 clustering alike): those go too, or it would read as pending again.
+        for action in Action:
+            if action is not instant.action and action.completed_action is instant.action:
+                ctx.active.delete_pending_files(Instant(instant.time, action, State.REQUESTED))
     ctx.active.delete_pending_files(instant)
     ctx.storage.delete_dir(ctx.marker_folder(instant.time))
     metadata = {
