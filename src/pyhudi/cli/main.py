@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         "pyhudi.cli.service_cmds",
         "pyhudi.cli.bootstrap_cmd",
         "pyhudi.cli.metadata_cmds",
+        "pyhudi.cli.savepoint_cmds",
     ):
         try:
             module = __import__(optional, fromlist=["register"])
