@@ -132,6 +132,10 @@ def test_merge_errors_name_the_problem_and_leave_the_table_as_it_was(spark, tmp_
     for error, text, builder in cases:
         with pytest.raises(error, match=text):
             builder.execute()
+    with pytest.raises(ConfigError, match="does not resolve"):
+        merge(source).when_matched_update(set={"price": "s.nope"}).execute()
+    with pytest.raises(ConfigError, match="does not resolve"):
+        table.delete("nope > 1")
     with pytest.raises(ConfigError, match="leave it out"):
         table.update(set={"price": "0"}, options={"hoodie.datasource.write.operation": "insert"})
     assert _rows(spark, table) == rows

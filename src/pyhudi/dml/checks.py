@@ -13,17 +13,31 @@ checks that must pass before anything is written (each failure a clear error, th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.config import index as index_keys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml.rows import ACTION, MATCHED, OLD
-from pyhudi.exceptions import InvalidRecordError, UnsupportedOperationError
+from pyhudi.exceptions import ConfigError, InvalidRecordError, UnsupportedOperationError
 from pyhudi.keygen.spark_sql import sql_name
 from pyhudi.writer.config import WriteConfig
+
+
+@contextmanager
+def expressions_checked(what: str) -> Iterator[None]:
+    """Spark's analysis errors of the statement's expressions (an unknown column, a type that
+    does not fit) as a `ConfigError` naming the statement."""
+    try:
+        yield
+    except AnalysisException as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+        raise ConfigError(f"{what}: an expression does not resolve: {first}") from err
 
 
 @dataclass(frozen=True)

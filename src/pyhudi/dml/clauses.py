@@ -163,3 +163,46 @@ def plain_source_column(
         return None
     by_lower = {c.lower(): c for c in source_columns}
     return by_lower.get(node.name.lower())
+
+
+def partition_filters(
+    predicate: Expr | None, partition_types: Mapping[str, str]
+) -> list[tuple[str, str, Any]]:
+    """Conjuncts of a SQL predicate that prune partitions as read filters: `part = 'v'` and
+    `part IN ('v', ...)` on a partition field (`partition_types`: field -> "string" | "integer"),
+    with literals of that type. The whole predicate still filters the rows read."""
+    if not isinstance(predicate, str):
+        return []
+    try:
+        parsed: Any = sqlglot.parse_one(predicate, dialect="spark")
+    except sqlglot.errors.ParseError:
+        return []
+    by_lower = {name.lower(): name for name in partition_types}
+    found: list[tuple[str, str, Any]] = []
+    for part in _conjuncts(parsed):
+        if isinstance(part, exp.EQ) and isinstance(part.this, exp.Column):
+            name, values = part.this.name, [part.expression]
+        elif (
+            isinstance(part, exp.In)
+            and isinstance(part.this, exp.Column)
+            and not part.args.get("query")
+        ):
+            name, values = part.this.name, list(part.expressions)
+        else:
+            continue
+        field = by_lower.get(name.lower())
+        literals = [_typed_literal(v, partition_types[field]) for v in values] if field else []
+        if field is None or not literals or any(v is None for v in literals):
+            continue
+        found.append((field, "=", literals[0]) if len(literals) == 1 else (field, "in", literals))
+    return found
+
+
+def _typed_literal(node: exp.Expression, kind: str) -> Any:
+    if not isinstance(node, exp.Literal):
+        return None
+    if kind == "string" and node.is_string:
+        return str(node.this)
+    if kind == "integer" and not node.is_string and str(node.this).lstrip("-").isdigit():
+        return int(str(node.this))
+    return None

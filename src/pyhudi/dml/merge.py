@@ -20,7 +20,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from pyhudi.dml.checks import RowCounts, checked_counts
+from pyhudi.dml.checks import RowCounts, checked_counts, expressions_checked
 from pyhudi.dml.clauses import Clause, ClauseKind, Expr, check_on_condition
 from pyhudi.dml.rows import MergeShape, merge_rows, written
 from pyhudi.dml.target import StatementTarget
@@ -129,9 +129,13 @@ class MergeBuilder:
             cfg.keygen.partition_field_names,
             cfg.precombine_field,
         )
-        rows = checkpointed(merge_rows(self._source, snapshot, self._on, self._clauses, shape))
+        with expressions_checked("merge"):
+            built = merge_rows(self._source, snapshot, self._on, self._clauses, shape)
+            built.schema  # noqa: B018 (analysis now: a Connect client analyses lazily)
+        rows = checkpointed(built)
         try:
-            counts = checked_counts(rows, cfg, **_clause_ids(self._clauses))
+            with expressions_checked("merge"):
+                counts = checked_counts(rows, cfg, **_clause_ids(self._clauses))
             commit = target.write(written(rows, shape), "upsert", delete_flags=True)
         finally:
             release(rows)

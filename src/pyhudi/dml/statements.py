@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pyhudi.dml.checks import checked_counts
+from pyhudi.dml.checks import checked_counts, expressions_checked
 from pyhudi.dml.clauses import Expr, column
 from pyhudi.dml.merge import MergeResult
 from pyhudi.dml.rows import ACTION, MATCHED, OLD, MergeShape, assignments_by_column
@@ -44,13 +44,14 @@ def update(
         raise ConfigError("an update needs at least one column in set")
     target = StatementTarget.open(spark, path, options, "an update")
     cfg = target.config("upsert")
-    snapshot = target.snapshot()
+    snapshot = target.snapshot(predicate)
     schema = target.schema(snapshot)
     shape = MergeShape(
         alias, alias, schema, cfg.keygen.record_key_fields, cfg.keygen.partition_field_names, None
     )
     assigned = assignments_by_column(set, shape, "an update")
-    selected = _selected(snapshot, predicate, alias)
+    with expressions_checked("update"):
+        selected = _selected(snapshot, predicate, alias)
     values = [
         (
             column(assigned[f.name]).cast(f.dataType)
@@ -63,9 +64,10 @@ def update(
         F.col(sql_identifier(name)).alias(f"{OLD}{i}")
         for i, name in enumerate((*shape.record_key_fields, *shape.partition_fields))
     ]
-    rows = checkpointed(
-        selected.select(*values, F.lit(0).alias(ACTION), F.lit(True).alias(MATCHED), *olds)
-    )
+    with expressions_checked("update"):
+        built = selected.select(*values, F.lit(0).alias(ACTION), F.lit(True).alias(MATCHED), *olds)
+        built.schema  # noqa: B018 (analysis now: a Connect client analyses lazily)
+    rows = checkpointed(built)
     try:
         counts = checked_counts(rows, cfg, updates=[0], deletes=[], inserts=[])
         commit = target.write(
@@ -86,8 +88,10 @@ def delete(
 ) -> MergeResult:
     """DELETE FROM: the rows where `predicate` holds (all rows when None) are deleted."""
     target = StatementTarget.open(spark, path, options, "a delete")
-    snapshot = target.snapshot()
+    snapshot = target.snapshot(predicate)
     target.schema(snapshot)
-    rows = _selected(snapshot, predicate, alias)
+    with expressions_checked("delete"):
+        rows = _selected(snapshot, predicate, alias)
+        rows.schema  # noqa: B018 (analysis now: a Connect client analyses lazily)
     commit = target.write(rows.withColumn(DELETE, F.lit(True)), "upsert", delete_flags=True)
     return MergeResult(0, 0, commit.num_deletes, commit)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from pyhudi.client.write_client import write as client_write
 from pyhudi.codec.schema import META_FIELDS
 from pyhudi.config import write as write_keys
+from pyhudi.dml.clauses import Expr, partition_filters
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.merge.config import OVERWRITE_WITH_LATEST
 from pyhudi.model.results import CommitResult
@@ -19,6 +21,7 @@ from pyhudi.reader.dataframe import read as read_frame
 from pyhudi.spark.datasource import register
 from pyhudi.spark.sync import sync_enabled, sync_to_catalog
 from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 
 #: Keys a statement decides itself: a user's value would change what it means.
@@ -66,10 +69,29 @@ class StatementTarget:
         """The write settings of the statement's write (`operation`: upsert or delete)."""
         return resolve_write_config(self._write_options(operation), self.ctx.config)
 
-    def snapshot(self) -> DataFrame:
-        """The table's rows as of now, without Hudi's meta columns."""
-        df = read_frame(self.spark, self.path)
+    def snapshot(self, predicate: Expr | None = None) -> DataFrame:
+        """The table's rows as of now, without Hudi's meta columns; the partitions `predicate`
+        rules out (`clauses.partition_filters`) are not read."""
+        filters = partition_filters(predicate, self._partition_types())
+        df = read_frame(self.spark, self.path, filters=filters)
         return df.drop(*[c for c in META_FIELDS if c in df.columns])
+
+    def _partition_types(self) -> dict[str, str]:
+        """Partition fields by the kind of literal that can filter them (the reader prunes only
+        where a folder value is the column value, and filters the rows read in any case)."""
+        schema = table_arrow_schema(self.ctx)
+        if schema is None:
+            return {}
+        types = {}
+        for name in self.ctx.config.partition_fields:
+            if name not in schema.names:
+                continue
+            arrow_type = schema.field(name).type
+            if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+                types[name] = "string"
+            elif pa.types.is_integer(arrow_type):
+                types[name] = "integer"
+        return types
 
     def schema(self, snapshot: DataFrame) -> T.StructType:
         """The table's data columns; a table without a commit has none to change."""
