@@ -261,6 +261,28 @@ def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def
     return out
 
 
+def step_dml(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """`pyhudi.sql`: MERGE on a catalog table, UPDATE and DELETE on a path, a CALL procedure."""
+    path = os.path.join(work, "dmlt")
+    pyhudi.write(spark.createDataFrame(rows(0, 4), SCHEMA), path, {**MOR, **ops("upsert")})
+    spark.sql(f"CREATE TABLE d_trips USING hudi LOCATION '{path}'")
+    merged = pyhudi.sql(
+        spark,
+        "MERGE INTO d_trips t USING (SELECT 'id-000' AS uuid, 'sf' AS city, 2L AS ts, 9.0D AS "
+        "fare UNION ALL SELECT 'id-009', 'sf', 2L, 1.0D) s ON t.uuid = s.uuid "
+        "WHEN MATCHED THEN UPDATE SET fare = s.fare WHEN NOT MATCHED THEN INSERT *",
+    ).first()
+    pyhudi.sql(spark, f"UPDATE hudi.`{path}` SET fare = fare * 10 WHERE uuid = 'id-001'")
+    pyhudi.sql(spark, f"DELETE FROM hudi.`{path}` WHERE uuid = 'id-002'")
+    commits = pyhudi.sql(spark, "CALL show_commits(table => 'd_trips')").collect()
+    table = spark.sql("SELECT uuid, fare FROM d_trips ORDER BY uuid").collect()
+    return {
+        "merged": [merged["num_updated_rows"], merged["num_inserted_rows"]],
+        "rows": [[r["uuid"], r["fare"]] for r in table],
+        "actions": [r["action"] for r in commits],
+    }
+
+
 def step_sync(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Meta sync after each commit into the session's catalog (a Hive metastore when enabled)."""
     sync = {

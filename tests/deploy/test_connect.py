@@ -22,6 +22,7 @@ STEPS = [
     "stream",
     "readme",
     "sql",
+    "dml",
 ]
 
 
@@ -71,6 +72,13 @@ def test_spark_sql_catalog_tables(connect):
     assert sql["bulk_operations"] == ["BULK_INSERT", "BULK_INSERT"]
     for path in (sql["path"], sql["opt_path"]):
         assert_metadata_table_exact(path)
+
+
+def test_merge_update_delete_and_call_through_pyhudi_sql(connect):
+    dml = connect["dml"]
+    assert dml["merged"] == [1, 1]
+    assert dml["rows"] == [["id-000", 9.0], ["id-001", 20.0], ["id-003", 4.0], ["id-009", 1.0]]
+    assert dml["actions"] == ["deltacommit"] * 4
 
 
 def test_the_readme_blocks_run_on_connect_through_spark_remote(connect):
