@@ -111,9 +111,14 @@ def test_hudi_and_pyhudi_restore_to_each_others_savepoints(spark, hudi_0_15, tmp
     assert len(result.rolled_back) == 2 and completed_commits(path)[-1] == theirs
     _assert_hudi_reads(spark, hudi_0_15, path, saved, "after pyhudi's restore")
 
-    # Hudi restores the table to pyhudi's savepoint of pyhudi's next write.
-    pyhudi.write(all_types_frame(spark, range(10, 16), 5, "e"), path, options)
-    ours = table.create_savepoint().instant_time
+    # Hudi restores the table to pyhudi's savepoint (its CALL) of pyhudi's next write; both
+    # engines' show_savepoints list the two savepoints.
+    ours = pyhudi.write(all_types_frame(spark, range(10, 16), 5, "e"), path, options).instant_time
+    created = pyhudi.sql(spark, f"CALL create_savepoint(path => '{path}', user => 'ops')")
+    assert [r.asDict() for r in created.collect()] == [{"create_savepoint_result": True}]
+    listed = pyhudi.sql(spark, f"CALL show_savepoints(path => '{path}')")
+    assert [r.asDict() for r in listed.collect()] == hudi_0_15.call("show_savepoints", table=name)
+    assert [r["savepoint_time"] for r in listed.collect()] == [ours, theirs]
     saved = hudi_frame(spark, hudi_0_15.read(path, HUDI_READ))
     hudi_0_15.write(path, all_types_frame(spark, range(14, 20), 6, "h"), options)
     with pytest.raises(UnsupportedOperationError, match=f"later savepoint.*{ours}"):

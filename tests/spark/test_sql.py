@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import pyhudi
-from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 
 OPTIONS = {
     "hoodie.table.name": "sqlt",
@@ -56,6 +56,7 @@ def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore
             "bootstrap_part_metadata",
             "version",
         ]
+        _savepoint_procedures(spark)
         with pytest.raises(UnsupportedOperationError, match="run_compaction"):
             pyhudi.sql(spark, "CALL create_nothing(table => 'sql_merged')")
         with pytest.raises(ConfigError, match="no parameter 'tbl'"):
@@ -63,3 +64,37 @@ def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore
         assert pyhudi.sql(spark, "SELECT count(*) AS n FROM sql_merged").collect()[0]["n"] == 2
     finally:
         spark.sql("DROP TABLE IF EXISTS sql_merged")
+
+
+def _savepoint_procedures(spark) -> None:  # type: ignore[no-untyped-def]
+    """Savepoint the latest commit, roll back a delete, restore past another, drop the
+    savepoint: each procedure's one boolean column, as Hudi's."""
+
+    def call(statement: str) -> list[tuple[object, ...]]:
+        return [tuple(r) for r in pyhudi.sql(spark, f"CALL {statement}").collect()]
+
+    def ids() -> list[str]:
+        return [r["id"] for r in spark.sql("SELECT id FROM sql_merged ORDER BY id").collect()]
+
+    created = pyhudi.sql(spark, "CALL create_savepoint(table => 'sql_merged', user => 'ops')")
+    assert created.columns == ["create_savepoint_result"] and created.collect()[0][0] is True
+    (saved,) = call("show_savepoints(table => 'sql_merged')")
+    assert call(f"create_savepoint('sql_merged', '{saved[0]}')") == [(False,)]  # already saved
+    with pytest.raises(InstantNotFoundError, match="no completed commit 20000101000000000"):
+        call("create_savepoint(table => 'sql_merged', commit_time => '20000101000000000')")
+
+    deleted = pyhudi.sql(spark, "DELETE FROM sql_merged WHERE id = 'a'").collect()[0]
+    assert ids() == ["b"]
+    rolled = (
+        f"rollback_to_instant(table => 'sql_merged', instant_time => '{deleted['commit_time']}')"
+    )
+    assert call(rolled) == [(True,)] and ids() == ["a", "b"]
+    pyhudi.sql(spark, "DELETE FROM sql_merged WHERE id = 'b'")
+    assert call("rollback_to_savepoint(table => 'sql_merged')") == [(True,)]
+    assert ids() == ["a", "b"]
+    assert call(f"delete_savepoint(table => 'sql_merged', instant_time => '{saved[0]}')") == [
+        (True,)
+    ]
+    assert call("show_savepoints(table => 'sql_merged')") == []
+    with pytest.raises(InstantNotFoundError, match="no completed savepoint"):
+        call("delete_savepoint(table => 'sql_merged')")

@@ -8,16 +8,18 @@ to it: add an entry to add a procedure (`Procedure(parameters, run)`, `run(spark
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.config import clean as clean_keys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml.names import procedure_table_path
-from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.instant import Instant
 from pyhudi.services.clustering.execute import (
@@ -26,9 +28,17 @@ from pyhudi.services.clustering.execute import (
     schedule_clustering,
 )
 from pyhudi.services.namespaces import CleanService, CompactionService
+from pyhudi.services.savepoint import (
+    create_savepoint,
+    delete_savepoint,
+    restore_to_savepoint,
+    rollback_to_instant,
+    savepoints,
+)
 from pyhudi.table.context import TableContext
 
 Args = Mapping[str, Any]
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -241,6 +251,97 @@ def _commit_row(ctx: TableContext, instant: Instant) -> tuple[Any, ...]:
     )
 
 
+# ---- savepoints, restore and rollback -------------------------------------------------------
+
+
+def create_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
+    """`CALL create_savepoint(table|path => ..., commit_time => ..., user => ..., comments =>
+    ...)`: savepoint the commit (default: the latest). `create_savepoint_result` is false when
+    the savepoint is refused (already savepointed, older than the cleaner's retained commits), as
+    Hudi; a commit that is absent or not completed is an error."""
+    ctx = _context(spark, args)
+    commit_time = str(args.get("commit_time") or "") or None
+    if commit_time is not None and ctx.active.timeline.commits().find(commit_time) is None:
+        raise InstantNotFoundError(
+            f"create_savepoint: no completed commit {commit_time} in {ctx.uri}"
+        )
+    try:
+        create_savepoint(
+            ctx,
+            commit_time,
+            user=str(args.get("user") or ""),
+            comment=str(args.get("comments") or ""),
+        )
+    except UnsupportedOperationError as refused:
+        LOG.warning("create_savepoint: %s", refused)
+        return _result(spark, "create_savepoint_result", False)
+    return _result(spark, "create_savepoint_result", True)
+
+
+def show_savepoints(spark: SparkSession, args: Args) -> DataFrame:
+    """`CALL show_savepoints(table|path => ...)`: the completed savepoints, newest first."""
+    done = savepoints(_context(spark, args))
+    return _rows(spark, "savepoint_time string", [(s.instant_time,) for s in reversed(done)])
+
+
+def delete_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
+    """`CALL delete_savepoint(table|path => ..., instant_time => 't1,t2')`: delete the savepoints
+    (default: the latest); an error when the table has none or one of them is not a savepoint."""
+    ctx = _context(spark, args)
+    times = _savepoint_times(ctx, args, "delete_savepoint")
+    for time in times:
+        delete_savepoint(ctx, time)
+    return _result(spark, "delete_savepoint_result", True)
+
+
+def rollback_to_savepoint(spark: SparkSession, args: Args) -> DataFrame:
+    """`CALL rollback_to_savepoint(table|path => ..., instant_time => ...)`: restore the table to
+    its savepoint (default: the latest); refusals are errors naming why."""
+    ctx = _context(spark, args)
+    (time,) = _savepoint_times(ctx, args, "rollback_to_savepoint", several=False)
+    restore_to_savepoint(ctx, time)
+    _refresh(spark, args)
+    return _result(spark, "rollback_savepoint_result", True)
+
+
+def rollback_to_instant_procedure(spark: SparkSession, args: Args) -> DataFrame:
+    """`CALL rollback_to_instant(table => ..., instant_time => ...)`: roll back the table's latest
+    commit (both arguments required, as Hudi)."""
+    missing = [k for k in ("table", "instant_time") if not args.get(k)]
+    if missing:
+        raise ConfigError(f"rollback_to_instant needs {' and '.join(missing)}")
+    rollback_to_instant(_context(spark, args), str(args["instant_time"]))
+    _refresh(spark, args)
+    return _result(spark, "rollback_result", True)
+
+
+def _savepoint_times(
+    ctx: TableContext, args: Args, name: str, *, several: bool = True
+) -> list[str]:
+    """The savepoint times `instant_time` names (comma-separated when `several`), or the latest
+    savepoint's; an error when the table has no savepoint."""
+    done = [s.instant_time for s in savepoints(ctx)]
+    if not done:
+        raise InstantNotFoundError(f"{name}: {ctx.uri} has no completed savepoint")
+    text = str(args.get("instant_time") or "")
+    if not text:
+        return [done[-1]]
+    return [t.strip() for t in text.split(",")] if several else [text]
+
+
+def _refresh(spark: SparkSession, args: Args) -> None:
+    """Drop Spark's cached files of a catalog table after its files changed."""
+    if args.get("table"):
+        try:
+            spark.catalog.refreshTable(str(args["table"]))
+        except AnalysisException:  # a path-style name is no catalog table
+            LOG.debug("no catalog table %s to refresh", args["table"])
+
+
+def _result(spark: SparkSession, column: str, value: bool) -> DataFrame:
+    return spark.createDataFrame([(value,)], f"{column} boolean")
+
+
 def _rows(spark: SparkSession, schema: str, rows: Sequence[Any]) -> DataFrame:
     return spark.createDataFrame([r for r in rows if r is not None], schema)
 
@@ -257,4 +358,11 @@ PROCEDURES: dict[str, Procedure] = {
         run_clean,
     ),
     "show_commits": Procedure(("table", "limit", "path"), show_commits),
+    "create_savepoint": Procedure(
+        ("table", "commit_time", "user", "comments", "path"), create_savepoint_procedure
+    ),
+    "show_savepoints": Procedure(("table", "path"), show_savepoints),
+    "delete_savepoint": Procedure(("table", "instant_time", "path"), delete_savepoint_procedure),
+    "rollback_to_savepoint": Procedure(("table", "instant_time", "path"), rollback_to_savepoint),
+    "rollback_to_instant": Procedure(("table", "instant_time"), rollback_to_instant_procedure),
 }
