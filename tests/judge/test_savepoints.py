@@ -1,7 +1,7 @@
 """Apache Hudi's savepoints on pyhudi's tables: Hudi 0.15 savepoints a commit of a table pyhudi
 writes; pyhudi's cleaner keeps the savepointed files and its archival keeps the savepoint, so the
 savepointed commit stays readable: Hudi and pyhudi read it alike after pyhudi's clean, archival and
-more writes. (pyhudi does not create savepoints yet.)"""
+more writes. (pyhudi's own savepoints and restores: test_savepoint_restore.py.)"""
 
 from __future__ import annotations
 
