@@ -14,6 +14,9 @@ Steps (run in order):
 | `compaction` | `path`, `options`, `action` (`run` default, or `schedule`)         |
 | `clustering` | `path`, `options`, `action` (`run` default, or `schedule`)         |
 | `clean`      | `path`, `options`                                                  |
+| `merge`      | `path`, `options`, `rows` (the source), `delete` (a condition on   |
+|              | `s`): MERGE on `uuid` deleting matches where `delete` holds,       |
+|              | updating the other matches, inserting the rest                     |
 | `wait_file`  | `path`, `timeout_s`: a barrier the test releases by creating it   |
 | `touch`      | `path`: create a file (tell the test or another process "here")  |
 | `fault`      | `point`, `action`, `mark`, `release`: set (or clear, no `point`)   |
@@ -49,7 +52,7 @@ from tests.helpers.fixtures import TEST_JVM_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 CITIES = ("sf", "chennai", "sao_paulo")
-SPARK_OPS = ("write", "compaction", "clustering")
+SPARK_OPS = ("write", "compaction", "clustering", "merge")
 #: Cores of a child's local Spark (default 1: several children share the machine's 2 cores).
 CORES_ENV = "PYHUDI_PROCESS_CORES"
 #: Set (to anything): the child's Spark reads `s3://` through S3A at the child's
@@ -195,7 +198,11 @@ class SparkProcess:
 
     def step_results(self) -> list[StepResult]:
         """Results of the real steps (not `ready`, barriers or fault settings)."""
-        return [r for r in self.results() if r.op in ("write", "compaction", "clustering", "clean")]
+        return [
+            r
+            for r in self.results()
+            if r.op in ("write", "merge", "compaction", "clustering", "clean")
+        ]
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         self._wait_until(lambda: any(r.op == "ready" for r in self.results()), timeout_s, "ready")
@@ -312,6 +319,22 @@ def _run_step(spark, step: Mapping[str, Any]) -> dict[str, Any]:  # type: ignore
     if op == "write":
         result = pyhudi.write(rows_frame(spark, step["rows"]), step["path"], options)
         return {"instant": result.instant_time, "rolled_back": list(result.rolled_back)}
+    if op == "merge":
+        merged = (
+            pyhudi.HudiTable(step["path"])
+            .merge(
+                rows_frame(spark, step["rows"]),
+                "t.uuid = s.uuid",
+                source_alias="s",
+                target_alias="t",
+                options=options,
+            )
+            .when_matched_delete(step["delete"])
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        return {"instant": merged.instant_time, "rolled_back": list(merged.commit.rolled_back)}
     if op in ("compaction", "clustering"):
         table = pyhudi.HudiTable(step["path"])
         service = table.compaction if op == "compaction" else table.clustering
