@@ -19,6 +19,7 @@ SUITES = [
     "bench.occ",
     "bench.upserts",
     "bench.peer",
+    "bench.merge",
     "bench.metadata",
     "bench.s3",
     "bench.hudi_jvm",
