@@ -15,13 +15,16 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from hypothesis import settings
 
 from tests.helpers.fixtures import TEST_JVM_OPTIONS, table_names, unzip_table
+from tests.helpers.jvm_archive import archive_path, jvm_options, start_building
 from tests.helpers.s3 import MotoServer, environment, free_port, s3a_conf, s3a_jars
 
 #: Every JVM the tests start through the `java` launcher (the shared session, the Hudi judges, the
 #: deployments' Connect server, cluster daemons and executors, the Hive metastore, the process
 #: tests' children) runs the tests' JVM options: measured alone, the Connect deployment test's
-#: processes spent 64 s of CPU instead of 106 s. The bench keeps the JVM's defaults.
-os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JVM_OPTIONS)
+#: processes spent 64 s of CPU instead of 106 s. The bench keeps the JVM's defaults. Those that
+#: start once the class-data archive of Spark's classes is built map it (`tests/helpers/jvm_archive`).
+JVM_ARCHIVE = archive_path()
+os.environ.setdefault("JDK_JAVA_OPTIONS", jvm_options(JVM_ARCHIVE))
 
 #: This test process's S3 endpoint (moto, started on first use by the `s3_server` fixture). Its
 #: address is fixed before any Spark JVM starts, so the shared session's S3A and the Python
@@ -99,6 +102,13 @@ JUDGE_SECOND_HALF = {
 #: The longest scopes, handed out before every other: the workers start on them at once while
 #: the rest is shared after (a long scope taken last would keep one worker busy after the others).
 LONGEST_SCOPES = JUDGE_HALVES
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's first process (the xdist controller, or the only one) starts building the JVM
+    archive when it is missing and Spark tests may run: the JVMs started after it map it."""
+    if "PYTEST_XDIST_WORKER" not in os.environ and "not spark" not in config.option.markexpr:
+        start_building(JVM_ARCHIVE)
 
 
 @pytest.hookimpl(optionalhook=True)
