@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import pyhudi
+from pyhudi.dml.clauses import KeyMatch
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 
 OPTIONS = {
@@ -28,10 +29,14 @@ def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore
         merged = pyhudi.sql(
             spark,
             "MERGE INTO sql_merged t USING (SELECT 'a' AS id, 5.0D AS price, 2L AS ts, 'p1' AS part "
-            "UNION ALL SELECT 'c', 7.0D, 2L, 'p1') s ON t.id = s.id "
+            "UNION ALL SELECT 'c', 7.0D, 2L, 'p1') s ON t.id = s.id AND t.part = s.part "
             "WHEN MATCHED THEN UPDATE SET price = s.price WHEN NOT MATCHED THEN INSERT *",
         ).collect()[0]
         assert (merged["num_updated_rows"], merged["num_inserted_rows"]) == (1, 1)
+        source = spark.createDataFrame([("b", "p2"), ("d", "p1'")], "id string, part string")
+        builder = pyhudi.HudiTable(path).merge(source, "t.id = s.id AND t.part = s.part", source_alias="s", target_alias="t")  # fmt: skip
+        match = KeyMatch({"id": "s.id", "part": "s.part"})
+        assert builder._source_partitions(match, ("part",)) == "`part` IN ('p1\\'', 'p2')"
         updated = pyhudi.sql(spark, "UPDATE sql_merged SET price = price * 2 WHERE part = 'p2'")
         assert updated.collect()[0]["num_affected_rows"] == 1
         pyhudi.sql(spark, f"DELETE FROM hudi.`{path}` WHERE id = 'c'")

@@ -9,7 +9,10 @@
 The clauses apply in the order given; each source row is taken by the first whose condition
 holds (SQL's MERGE). The rows to write (updated rows whole, inserted rows, the target rows to
 delete with a delete flag) are written as one upsert through the table's index and write
-pipeline, so the updates, inserts and deletes become visible together.
+pipeline, so the updates, inserts and deletes become visible together. The target's scan reads
+the columns the statement uses (a deleted row is written with its key, partition and ordering
+values only) and, when ON equates the partition fields with the source, only the partitions the
+source's rows name.
 """
 
 from __future__ import annotations
@@ -19,15 +22,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from sqlglot import expressions as exp
 
 from pyhudi.dml.checks import RowCounts, checked_counts, expressions_checked
-from pyhudi.dml.clauses import Clause, ClauseKind, Expr, check_on_condition
+from pyhudi.dml.clauses import Clause, ClauseKind, Expr, KeyMatch, check_on_condition
 from pyhudi.dml.rows import MergeShape, merge_rows, written
 from pyhudi.dml.target import StatementTarget
 from pyhudi.exceptions import ConfigError
+from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.model.results import CommitResult
 from pyhudi.spark.frames import spark_frame
 from pyhudi.spark_env import checkpointed, release
+
+#: At most this many partitions of the source restrict the target's scan (more: it reads all).
+MAX_PRUNED_PARTITIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,34 @@ class MergeBuilder:
         """Insert source rows that match nothing, every column from the source."""
         return self._add(Clause(ClauseKind.INSERT, predicate))
 
+    def _source_partitions(self, match: KeyMatch, partition_fields: tuple[str, ...]) -> str | None:
+        """When ON equates every partition field with the source, a predicate naming the
+        partitions the source's rows can match (one job over the source), so the target's scan
+        reads only those; None when it cannot (nulls, other types, too many partitions)."""
+        if not partition_fields or any(f not in match.equalities for f in partition_fields):
+            return None
+        values = [
+            F.expr(match.equalities[f]).alias(f"p{i}") for i, f in enumerate(partition_fields)
+        ]
+        with expressions_checked("merge"):
+            found = (
+                self._source.alias(self._source_alias)
+                .select(*values)
+                .distinct()
+                .limit(MAX_PRUNED_PARTITIONS + 1)
+                .collect()
+            )
+        if not found or len(found) > MAX_PRUNED_PARTITIONS:
+            return None
+        conjuncts = []
+        for i, field in enumerate(partition_fields):
+            literals = {_literal(row[i]) for row in found}
+            if None in literals:
+                return None
+            listed = ", ".join(sorted(str(v) for v in literals))
+            conjuncts.append(f"{sql_identifier(field)} IN ({listed})")
+        return " AND ".join(conjuncts)
+
     def _add(self, clause: Clause) -> MergeBuilder:
         self._clauses.append(clause)
         return self
@@ -111,9 +148,8 @@ class MergeBuilder:
         spark: SparkSession = self._source.sparkSession
         target = StatementTarget.open(spark, self._path, self._options, "a merge", overwrite=True)
         cfg = target.config("upsert")
-        snapshot = target.snapshot()
-        schema = target.schema(snapshot)
-        check_on_condition(
+        schema = target.schema(target.snapshot())
+        match = check_on_condition(
             self._on,
             target_alias=self._target_alias,
             source_alias=self._source_alias,
@@ -121,6 +157,7 @@ class MergeBuilder:
             record_key_fields=cfg.keygen.record_key_fields,
             partition_fields=cfg.keygen.partition_field_names,
         )
+        snapshot = target.snapshot(self._source_partitions(match, cfg.keygen.partition_field_names))
         shape = MergeShape(
             self._source_alias,
             self._target_alias,
@@ -140,6 +177,15 @@ class MergeBuilder:
         finally:
             release(rows)
         return _result(counts, commit)
+
+
+def _literal(value: Any) -> str | None:
+    """A partition value as a SQL literal the partition pruning reads (strings and integers)."""
+    if isinstance(value, str):
+        return str(exp.Literal.string(value).sql(dialect="spark"))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def _clause_ids(clauses: list[Clause]) -> dict[str, list[int]]:

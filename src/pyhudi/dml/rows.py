@@ -3,7 +3,7 @@ its first clause whose condition holds (SQL order), turned into full table rows 
 
 | column               | meaning                                                           |
 |----------------------|-------------------------------------------------------------------|
-| the table's columns  | the row as written: updated (unassigned columns keep the target's value), inserted (unassigned: null), or the target row a delete removes |
+| the table's columns  | the row as written: updated (unassigned columns keep the target's value), inserted (unassigned: null), or the key, partition and ordering values of the target row a delete removes |
 | `__pyhudi_delete`    | true for a delete                                                  |
 | `__pyhudi_action`    | index of the clause that took the row; null: nothing written       |
 | `__pyhudi_target_row`| true when the source row matched a target row                      |
@@ -173,8 +173,8 @@ def _clause_value(
     clause: Clause, field: T.StructField, shape: MergeShape, source_columns: list[str]
 ) -> Column:
     kept = qualified(shape.target_alias, field.name)
-    if clause.kind is ClauseKind.DELETE:
-        return kept
+    if clause.kind is ClauseKind.DELETE:  # the writer needs only the row's identity
+        return kept if field.name.lower() in _identity_columns(shape) else F.lit(None)
     if clause.assignments is None:  # SET * / INSERT *: the source column of the same name
         by_lower = {c.lower(): c for c in source_columns}
         name = by_lower.get(field.name.lower())
@@ -191,6 +191,14 @@ def _clause_value(
     if clause.kind is ClauseKind.UPDATE:
         return kept
     return F.lit(None)
+
+
+def _identity_columns(shape: MergeShape) -> set[str]:
+    """The (top-level) columns a deleted row is written with: its record key, partition and
+    ordering fields; the others are null, so the target's scan reads only what the statement
+    uses (Spark prunes the columns nothing refers to)."""
+    fields = (*shape.record_key_fields, *shape.partition_fields, shape.ordering_field or "")
+    return {name.split(".", 1)[0].lower() for name in fields if name}
 
 
 def written(rows: DataFrame, shape: MergeShape) -> DataFrame:
