@@ -25,7 +25,7 @@ from pyhudi.file_group.stats import refused_row, stats_table
 from pyhudi.file_group.stitch import stitch_rows
 from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import earlier_stays_arrow, ordering_columns
-from pyhudi.merge.record_merger import keep_latest_per_key
+from pyhudi.merge.record_merger import keep_latest_per_key, merge_over_stored
 from pyhudi.model.enums import IOType
 
 
@@ -50,7 +50,7 @@ def file_group_function(spec: WriteTaskSpec, merge: MergeSpec) -> Callable[[pa.T
             return stats_table([])
         pid, token = task_identity()
         if merge.combine:
-            group = keep_latest_per_key(group, merge.ordering_field)
+            group = keep_latest_per_key(group, merge.ordering_field, merge.merge_mode, DELETE)
         file_id = group.column(FID)[0].as_py()
         base_name = group.column(BASE)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
@@ -95,6 +95,8 @@ def merge_into_file_group(
     old, footer = _read_base(spec, partition, file_id, base_name)
 
     incoming = conform(incoming, spec.file_schema)
+    if merge.merge_mode is MergeMode.PARTIAL_UPDATE:  # merged records replace the stored ones
+        incoming, deletes = merge_over_stored(old, incoming, deletes, merge.ordering_field)
     plan = plan_merge(old, incoming, deletes, merge)
     writer = BaseFileWriter(
         spec,

@@ -17,6 +17,9 @@ when the query runs, so the work is split:
   needs no checkpoint and its log decoding runs beside the base scan.
 
 The same per-key rules as `merge_with_base` decide (`overlay`), so the snapshot is identical.
+Under partial updates (`PartialUpdateAvroPayload`) a base row the logs touch is always replaced
+(by the merged record, or by nothing), as under commit-time ordering; the live rows are then the
+log records merged over their base rows, so `slice_live_rows` reads the base file too.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.log_merge import slice_winners
 from pyhudi.file_group.log_scan import InstantFilter, log_record_keys, queued_blocks
+from pyhudi.file_group.slice_reader import read_base
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import ordering_columns
@@ -54,7 +58,8 @@ class SliceDeletes:
 
 
 def event_time_fields(task: SliceTask) -> list[str]:
-    """The ordering fields the merge compares (none under commit-time ordering)."""
+    """The ordering fields that decide whether a base row stays (none under commit-time ordering
+    and partial updates, where a base row the logs touch never stays as it is)."""
     if MergeMode(task.merge_mode) is not MergeMode.EVENT_TIME_ORDERING:
         return []
     fields = ordering_columns(task.ordering_field)
@@ -134,6 +139,11 @@ def slice_live_rows(task: SliceTask, lost_keys: tuple[str, ...] = ()) -> pa.Tabl
     """The log rows a snapshot of the slice shows (file schema): the resolved log records minus
     deletes and minus `lost_keys` (from `slice_deletes`)."""
     winners = slice_winners(task)
+    mode = MergeMode(task.merge_mode)
+    if mode is MergeMode.PARTIAL_UPDATE and winners.num_rows and task.base_file is not None:
+        base = read_base(task)
+        assert base is not None
+        return overlay(base, winners, mode, task.ordering_field)[1]
     if winners.num_rows:
         keep = pc.invert(winners.column(DELETED))
         if lost_keys:

@@ -9,9 +9,12 @@ table's merge mode and ordering fields resolved from `hoodie.properties` as Hudi
 
 Known payload classes map as in Hudi's `HoodieTableConfig.inferRecordMergeModeFromPayloadClass`:
 `DefaultHoodieRecordPayload`, `EventTimeAvroPayload` -> EVENT_TIME_ORDERING,
-`OverwriteWithLatestAvroPayload` -> COMMIT_TIME_ORDERING, any other class -> CUSTOM. CUSTOM merging,
-partial updates and migrated-payload merge properties are not implemented: reading such a table is a
-`ConfigError` that names the property, never a silent fallback to another merge mode.
+`OverwriteWithLatestAvroPayload` -> COMMIT_TIME_ORDERING, any other class -> CUSTOM. On table
+version 6, `PartialUpdateAvroPayload` -> PARTIAL_UPDATE (pyhudi's name for Hudi 0.15's payload merge:
+`merge/partial.py`); Hudi 1.x infers CUSTOM for it on versions 8 and 9. CUSTOM merging, Hudi 1.x
+partial update modes (`hoodie.table.partial.update.mode`, version 9) and migrated-payload merge
+properties are not implemented: reading such a table is a `ConfigError` that names the property,
+never a silent fallback to another merge mode.
 EVENT_TIME_ORDERING without any ordering field orders by commit time, as Hudi does (with a warning).
 """
 
@@ -37,11 +40,21 @@ class MergeMode(str, Enum):
     #: `DefaultHoodieRecordPayload` / `EventTimeAvroPayload`: the greater ordering value wins;
     #: a stale update (smaller ordering value) loses.
     EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+    #: `PartialUpdateAvroPayload` (table version 6 only): event-time ordering decides which
+    #: version's values win, and a null field takes the other version's value
+    #: (`pyhudi.merge.partial`). Not a Hudi 1.x merge mode: pyhudi's name for the payload's merge.
+    PARTIAL_UPDATE = "PARTIAL_UPDATE"
+
+    @property
+    def orders_by_event_time(self) -> bool:
+        """Whether ordering values decide between two versions of a record."""
+        return self is not MergeMode.COMMIT_TIME_ORDERING
 
 
 OVERWRITE_WITH_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
+PARTIAL_UPDATE_PAYLOAD = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
 
 #: The merge mode of each payload class pyhudi implements (Hudi's
 #: `HoodieTableConfig.inferRecordMergeModeFromPayloadClass`; any other class is CUSTOM).
@@ -49,7 +62,10 @@ PAYLOAD_MODES = {
     OVERWRITE_WITH_LATEST: MergeMode.COMMIT_TIME_ORDERING,
     DEFAULT_PAYLOAD: MergeMode.EVENT_TIME_ORDERING,
     EVENT_TIME_PAYLOAD: MergeMode.EVENT_TIME_ORDERING,
+    PARTIAL_UPDATE_PAYLOAD: MergeMode.PARTIAL_UPDATE,
 }
+#: Payload classes whose merge only table version 6 has (Hudi 1.x infers CUSTOM for them).
+VERSION_6_ONLY = frozenset({PARTIAL_UPDATE_PAYLOAD})
 CUSTOM = "CUSTOM"
 _STRATEGY_MODES = {
     mkeys.EVENT_TIME_STRATEGY_ID: MergeMode.EVENT_TIME_ORDERING.value,
@@ -80,10 +96,13 @@ def merge_mode_of(payload_class: str) -> MergeMode:
         ) from None
 
 
-def mode_of_payload(payload_class: str | None) -> str | None:
-    """A table's payload class as a merge mode value (CUSTOM for a class pyhudi does not know)."""
+def mode_of_payload(payload_class: str | None, version: int = 6) -> str | None:
+    """A table's payload class as a merge mode value (CUSTOM for a class pyhudi does not know,
+    and for a version-6-only payload on a table of version 8 or later)."""
     if not payload_class or not payload_class.strip():
         return None
+    if version >= 8 and payload_class.strip() in VERSION_6_ONLY:
+        return CUSTOM
     mode = PAYLOAD_MODES.get(payload_class.strip())
     return mode.value if mode else CUSTOM
 
@@ -104,7 +123,8 @@ def resolve_merge_config(config: TableConfig, path: str = "") -> MergeConfig:
             f"table {path} merges records with a custom merger ({mkeys.RECORD_MERGE_MODE.key}="
             f"CUSTOM, payload class {_payload_of(config)!r}, strategy id "
             f"{mkeys.RECORD_MERGE_STRATEGY_ID.get(config.props)!r}); pyhudi reads "
-            "COMMIT_TIME_ORDERING and EVENT_TIME_ORDERING tables only"
+            "COMMIT_TIME_ORDERING and EVENT_TIME_ORDERING tables only (and "
+            "PartialUpdateAvroPayload on table version 6)"
         )
     if mode == MergeMode.EVENT_TIME_ORDERING.value and not ordering:
         log.warning(
@@ -118,7 +138,7 @@ def _inferred_mode(config: TableConfig, ordering: tuple[str, ...]) -> str:
     declared = mkeys.RECORD_MERGE_MODE.get(config.props)
     if config.version >= 9 and declared is not None:
         return declared
-    by_payload = mode_of_payload(_payload_of(config))
+    by_payload = mode_of_payload(_payload_of(config), config.version)
     by_strategy = mode_of_strategy(mkeys.RECORD_MERGE_STRATEGY_ID.get(config.props))
     if config.version < 8:  # v6 persists no merge mode; 0.x strategy ids mean "the Avro merger"
         by_strategy = None
@@ -152,8 +172,10 @@ def _check_no_partial_updates(config: TableConfig, path: str) -> None:
     partial = mkeys.PARTIAL_UPDATE_MODE.get(config.props)
     if partial != "NONE":
         raise ConfigError(
-            f"table {path} has {mkeys.PARTIAL_UPDATE_MODE.key}={partial}: partial updates are not "
-            "implemented by pyhudi (reads would return wrong values)"
+            f"table {path} has {mkeys.PARTIAL_UPDATE_MODE.key}={partial}: Hudi 1.x partial update "
+            "modes belong to table version 8 and later, whose merging pyhudi does not implement "
+            "(reads would return wrong values); pyhudi writes table version 6, where "
+            f"{PARTIAL_UPDATE_PAYLOAD} gives partial updates"
         )
     extra = sorted(k for k in config.props if k.startswith(mkeys.RECORD_MERGE_PROPERTY_PREFIX))
     if extra:

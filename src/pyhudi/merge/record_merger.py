@@ -10,6 +10,10 @@ Semantics (Hudi 0.14 `HoodieMergedLogRecordScanner` + Spark's payload-combine me
   the base record, the base wins when its ordering value is greater (a stale update loses), and
   a delete always wins (Hudi 0.15 deletes the base record on a stale `_hoodie_is_deleted`).
   Log versions sort by the rule too (nulls first).
+* PARTIAL_UPDATE (`PartialUpdateAvroPayload`): deletes reset a key as under event-time ordering;
+  the records after a key's last reset fold oldest first by `partial.precombine`, and the result
+  merges over the base record by `partial.combine` (a base record matched by the log is always
+  replaced: by the merged record, or by nothing when it is deleted).
 Everything is vectorised Arrow: sorting and run detection, no per-record Python.
 
 A table of log records (`file_group/log_scan.py` builds it) carries three columns besides the
@@ -24,9 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pyhudi.codec.arrow_compute import field_values, has_field, last_per_key, with_sort_columns
-from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.codec.schema import IS_DELETED_FIELD, RECORD_KEY
 from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import base_stays_arrow, earlier_stays_arrow, ordering_columns
+from pyhudi.merge.partial import ARROW_FIELDS, combine, precombine
 
 SEQ, DELETED, NATURAL = "__pyhudi_seq", "__pyhudi_delete", "__pyhudi_natural"
 
@@ -50,6 +55,8 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
     if log.num_rows == 0:
         return log
     fields = ordering_columns(ordering)
+    if mode is MergeMode.PARTIAL_UPDATE:
+        return _resolve_partial(log, fields if _has(log, fields) else [])
     if mode is MergeMode.COMMIT_TIME_ORDERING or not fields or not _has(log, fields):
         return _last_per_key(log, [(SEQ, "ascending")])
     deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False)
@@ -75,6 +82,99 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
         pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=winners.column(RECORD_KEY)))
     )
     return pa.concat_tables([winners, markers])
+
+
+def _resolve_partial(log: pa.Table, fields: list[str]) -> pa.Table:
+    """`resolve_log` under PARTIAL_UPDATE: deletes that apply reset the key (as under event-time
+    ordering), the records after a key's last reset fold oldest first."""
+    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+    # No ordering field: every delete applies (natural order).
+    resets = applied_deletes(log, fields) if fields else deleted.copy()
+    reset_seq = pc.if_else(pa.array(resets), log.column(SEQ), -1)
+    grouped = (
+        pa.table({RECORD_KEY: log.column(RECORD_KEY), "r": reset_seq})
+        .group_by(RECORD_KEY)
+        .aggregate([("r", "max")])
+    )
+    position = pc.index_in(log.column(RECORD_KEY), value_set=grouped.column(RECORD_KEY))
+    after_reset = pc.greater(log.column(SEQ), grouped.column("r_max").take(position))
+    candidates = log.filter(pc.and_(after_reset, pa.array(~deleted)))
+    names = [c for c in log.column_names if c not in (SEQ, DELETED, NATURAL)]
+    folded, _ = fold_versions(candidates, names, fields, np.zeros(candidates.num_rows, dtype=bool))
+    deleted_keys = log.filter(pa.array(resets))
+    if deleted_keys.num_rows == 0:
+        return folded
+    markers = _last_per_key(deleted_keys, [(SEQ, "ascending")])
+    markers = markers.filter(
+        pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=folded.column(RECORD_KEY)))
+    )
+    return pa.concat_tables([folded, markers])
+
+
+def fold_versions(
+    table: pa.Table, names: list[str], fields: list[str], deleted: np.ndarray
+) -> tuple[pa.Table, np.ndarray]:
+    """Each key's rows (oldest first, in `table` order) precombined into one row by
+    `partial.precombine` over the columns `names` (other columns: the later row's), with the
+    delete flag of each result. One vectorised step per version depth of the deepest key."""
+    n = table.num_rows
+    if n < 2:
+        return table, deleted
+    keys = table.column(RECORD_KEY)
+    ids = pc.index_in(keys, value_set=pc.unique(keys)).to_numpy(zero_copy_only=False)
+    order = np.lexsort((np.arange(n), ids))
+    sorted_ids = ids[order]
+    starts = np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]
+    depth = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    first = order[depth == 0]
+    slot_of_key = np.empty(int(ids.max()) + 1, dtype=np.int64)
+    slot_of_key[ids[first]] = np.arange(len(first))
+    acc, acc_deleted = table.take(pa.array(first)), deleted[first]
+    for level in range(1, int(depth.max()) + 1):
+        rows = order[depth == level]
+        slots = slot_of_key[ids[rows]]
+        merged, gone = _precombine_rows(
+            acc.take(pa.array(slots)),
+            table.take(pa.array(rows)),
+            names,
+            fields,
+            (acc_deleted[slots], deleted[rows]),
+        )
+        picks = np.arange(acc.num_rows, dtype=np.int64)
+        picks[slots] = acc.num_rows + np.arange(len(slots))
+        acc = pa.concat_tables([acc, merged]).take(pa.array(picks))
+        acc_deleted = acc_deleted.copy()
+        acc_deleted[slots] = gone
+    return acc, acc_deleted
+
+
+def _precombine_rows(
+    earlier: pa.Table,
+    later: pa.Table,
+    names: list[str],
+    fields: list[str],
+    deleted: tuple[np.ndarray, np.ndarray],
+) -> tuple[pa.Table, np.ndarray]:
+    merged, gone = precombine(
+        ARROW_FIELDS,
+        names,
+        _arrays(earlier, names),
+        _arrays(later, names),
+        (_ordering(earlier, fields), _ordering(later, fields)),
+        (pa.array(deleted[0]), pa.array(deleted[1])),
+    )
+    out = later
+    for name, values in merged.items():
+        out = out.set_column(out.column_names.index(name), name, values)
+    return out, gone.to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _arrays(table: pa.Table, names: list[str]) -> dict[str, pa.Array]:
+    return {name: table.column(name).combine_chunks() for name in names}
+
+
+def _ordering(table: pa.Table, fields: list[str]) -> list[pa.Array]:
+    return [_values(table, f).combine_chunks() for f in fields]
 
 
 def applied_deletes(log: pa.Table, fields: list[str]) -> np.ndarray:
@@ -162,6 +262,8 @@ def overlay(
     position = pc.index_in(base.column(RECORD_KEY), value_set=winners.column(RECORD_KEY))
     matched = pc.is_valid(position)
     keep_base = pc.invert(matched)
+    if mode is MergeMode.PARTIAL_UPDATE:
+        return keep_base, _partial_survivors(base, winners, position, ordering)
     drop_winner = np.zeros(winners.num_rows, dtype=bool)
     fields = ordering_columns(ordering)
     if mode is MergeMode.EVENT_TIME_ORDERING and fields and _has(base, fields):
@@ -182,16 +284,112 @@ def overlay(
     return keep_base, survivors.drop_columns([SEQ, DELETED, NATURAL])
 
 
+def _partial_survivors(
+    base: pa.Table, winners: pa.Table, position: pa.Array, ordering: str | None
+) -> pa.Table:
+    """PARTIAL_UPDATE: the log winners merged over the base records they match (`partial.combine`),
+    and the unmatched ones, minus deletes; in the winners' columns without the flag columns."""
+    names = [c for c in winners.column_names if c not in (SEQ, DELETED, NATURAL)]
+    fields = [f for f in ordering_columns(ordering) if has_field(base.schema, f)]
+    if not _has(winners, fields):
+        fields = []
+    matched = pc.is_valid(position)
+    old = base.filter(matched)
+    at = pc.filter(position, matched)
+    new = winners.take(at)
+    merged, gone = combine(
+        ARROW_FIELDS,
+        names,
+        _arrays(old, names),
+        _arrays(new, names),
+        (_ordering(old, fields), _ordering(new, fields)),
+        (_delete_records(old), new.column(DELETED).combine_chunks()),
+    )
+    updated = pa.table(merged).filter(pc.invert(gone))
+    unmatched = np.ones(winners.num_rows, dtype=bool)
+    unmatched[at.to_numpy(zero_copy_only=False).astype(np.int64)] = False
+    added = winners.filter(
+        pa.array(unmatched & ~winners.column(DELETED).to_numpy(zero_copy_only=False))
+    ).select(names)
+    return pa.concat_tables([updated.select(names), added])
+
+
+def _delete_records(table: pa.Table) -> pa.Array:
+    """Where a stored record's `_hoodie_is_deleted` is true (never null)."""
+    if IS_DELETED_FIELD not in table.column_names:
+        return pa.repeat(False, table.num_rows)
+    return pc.fill_null(table.column(IS_DELETED_FIELD).combine_chunks().cast(pa.bool_()), False)
+
+
 ROW = "__pyhudi_row"
 
 
-def keep_latest_per_key(table: pa.Table, ordering_field: str | None) -> pa.Table:
-    """One record per record key: the greatest ordering value wins, ties go to the later record."""
+def keep_latest_per_key(
+    table: pa.Table,
+    ordering_field: str | None,
+    mode: MergeMode = MergeMode.EVENT_TIME_ORDERING,
+    delete_column: str | None = None,
+) -> pa.Table:
+    """One record per record key: the greatest ordering value wins, ties go to the later record.
+    PARTIAL_UPDATE: each key's records fold in input order (`partial.precombine`), the delete
+    flag in `delete_column` (if any) updated to the result's."""
     if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
         return table
+    if mode is MergeMode.PARTIAL_UPDATE:
+        return _fold_incoming(table, ordering_field, delete_column)
     numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     fields = [ordering_field] if ordering_field and has_field(table.schema, ordering_field) else []
     numbered, sort_columns = with_sort_columns(numbered, fields)
     sort_keys = [(c, "ascending") for c in sort_columns]
     latest = last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")])
     return latest.select(table.column_names)
+
+
+def _fold_incoming(
+    table: pa.Table, ordering_field: str | None, delete_column: str | None
+) -> pa.Table:
+    fields = [f for f in ordering_columns(ordering_field) if has_field(table.schema, f)]
+    has_flag = delete_column is not None and delete_column in table.column_names
+    deleted = (
+        pc.fill_null(table.column(delete_column), False).to_numpy(zero_copy_only=False).astype(bool)
+        if has_flag
+        else np.zeros(table.num_rows, dtype=bool)
+    )
+    names = [c for c in table.column_names if c != delete_column]
+    folded, gone = fold_versions(table, names, fields, deleted)
+    if has_flag:
+        index = folded.column_names.index(delete_column)
+        folded = folded.set_column(index, delete_column, pa.array(gone))
+    return folded
+
+
+def merge_over_stored(
+    stored: pa.Table, incoming: pa.Table, deletes: pa.ChunkedArray, ordering: str | None
+) -> tuple[pa.Table, pa.ChunkedArray]:
+    """PARTIAL_UPDATE copy-on-write: each incoming record that has a stored version becomes the
+    two merged (`partial.combine`), its delete flag the result's; both tables in the same columns."""
+    position = pc.index_in(incoming.column(RECORD_KEY), value_set=stored.column(RECORD_KEY))
+    matched = pc.is_valid(position)
+    if not pc.any(matched).as_py():
+        return incoming, deletes
+    fields = [f for f in ordering_columns(ordering) if has_field(stored.schema, f)]
+    if not _has(incoming, fields):
+        fields = []
+    rows = pc.indices_nonzero(matched)
+    old = stored.take(pc.filter(position, matched))
+    new = incoming.take(rows)
+    names = list(incoming.column_names)
+    merged, gone = combine(
+        ARROW_FIELDS,
+        names,
+        _arrays(old, names),
+        _arrays(new, names),
+        (_ordering(old, fields), _ordering(new, fields)),
+        (_delete_records(old), pc.fill_null(deletes.combine_chunks().take(rows), False)),
+    )
+    picks = np.arange(incoming.num_rows, dtype=np.int64)
+    picks[rows.to_numpy(zero_copy_only=False)] = incoming.num_rows + np.arange(len(rows))
+    at = pa.array(picks)
+    result = pa.concat_tables([incoming, pa.table(merged).select(names)]).take(at)
+    flags = pa.concat_arrays([pc.fill_null(deletes.combine_chunks(), False), gone]).take(at)
+    return result, pa.chunked_array([flags])

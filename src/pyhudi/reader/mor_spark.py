@@ -11,6 +11,8 @@ in one Arrow task (`slice_winners`), and the result is joined with the base rows
 * event-time ordering: where a base row's ordering value is greater, the base row stays and the
   log version is dropped (stale updates lose), by the rule of `pyhudi.merge.ordering`; a log
   delete always wins.
+* partial updates (`PartialUpdateAvroPayload`): a base row the logs touch is replaced by the log
+  version merged over it field by field (`pyhudi.merge.partial.combine`, here on Columns).
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.log_merge import slice_winners
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark import with_key_columns
-from pyhudi.keygen.spark_sql import sql_name
+from pyhudi.keygen.spark_sql import sql_identifier, sql_name
 from pyhudi.keygen.spec import table_keygen_spec
 from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import base_stays_spark, ordering_columns
+from pyhudi.merge.partial import combine, spark_field_ops
 from pyhudi.merge.record_merger import DELETED, NATURAL
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.mor_positions import read_by_position, reads_by_position
@@ -109,6 +112,9 @@ def _merge_by_key(
     if tasks[0].skip_merge:
         return base.unionByName(live)
     mode, ordering = MergeMode(tasks[0].merge_mode), ordering_columns(tasks[0].ordering_field)
+    if mode is MergeMode.PARTIAL_UPDATE:
+        fields = ordering if all(_has(schema, f) for f in ordering) else []
+        return merge_partial(base, winners, fields, schema.fieldNames())
     if (
         mode is MergeMode.EVENT_TIME_ORDERING
         and ordering
@@ -150,3 +156,50 @@ def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -
     )
     columns = list(base.columns)
     return kept_base.select(*columns).unionByName(live.select(*columns))
+
+
+def merge_partial(
+    base: DataFrame, winners: DataFrame, ordering: list[str], columns: list[str]
+) -> DataFrame:
+    """Partial updates: each base row a log winner matches is replaced by the winner merged over
+    it (or dropped when the result is deleted); unmatched winners are added, untouched base rows
+    stay."""
+    others = [c for c in columns if c not in MATCH]
+    renamed = base.select(
+        *MATCH,
+        *(F.col(sql_identifier(c)).alias(f"__b{i}") for i, c in enumerate(others)),
+        *(F.col(sql_name(f)).alias(f"__b_ord{i}") for i, f in enumerate(ordering)),
+    )
+    pairs = renamed.join(F.broadcast(winners), on=MATCH)
+    earlier = {
+        **{c: F.col(c) for c in MATCH},
+        **{c: F.col(f"__b{i}") for i, c in enumerate(others)},
+    }
+    later = {c: F.col(sql_identifier(c)) for c in columns}
+    base_deleted = (
+        F.coalesce(earlier[IS_DELETED_FIELD].cast("boolean"), F.lit(False))
+        if IS_DELETED_FIELD in earlier
+        else F.lit(False)
+    )
+    merged, gone = combine(
+        spark_field_ops(F),
+        columns,
+        earlier,
+        later,
+        (
+            [F.col(f"__b_ord{i}") for i in range(len(ordering))],
+            [F.col(sql_name(f)) for f in ordering],
+        ),
+        (base_deleted, F.col(DELETED)),
+    )
+    updated = pairs.filter(~gone).select(*(merged[c].alias(c) for c in columns))
+    matched_keys = pairs.select(*MATCH)
+    added = (
+        winners.filter(~F.col(DELETED))
+        .join(F.broadcast(matched_keys), on=MATCH, how="left_anti")
+        .select(*(sql_identifier(c) for c in columns))
+    )
+    kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
+    return (
+        kept.select(*(sql_identifier(c) for c in columns)).unionByName(updated).unionByName(added)
+    )

@@ -25,7 +25,6 @@ from pyhudi.file_group.index_results import log_key_changes
 from pyhudi.file_group.log_append import KnownPositions, LogSpec, SliceState, append_log
 from pyhudi.file_group.merge import MergeSpec, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
-from pyhudi.merge.config import MergeMode
 from pyhudi.merge.record_merger import keep_latest_per_key
 from pyhudi.model.enums import BaseFileFormat, IOType
 from pyhudi.table.context import TableContext
@@ -58,7 +57,7 @@ def mor_file_group_function(
             return stats_table([])
         pid, token = task_identity()
         if merge.combine:
-            group = keep_latest_per_key(group, merge.ordering_field)
+            group = keep_latest_per_key(group, merge.ordering_field, merge.merge_mode, DELETE)
         file_id = group.column(FID)[0].as_py()
         partition = group.column(PARTITION_PATH)[0].as_py() or ""
         if spec.refuses(partition):
@@ -114,9 +113,9 @@ def mor_file_group_function(
 
 def _delete_ordering(merge: MergeSpec) -> str | None:
     """The ordering field the log deletes carry: under event-time ordering, Hudi 0.15 writes a
-    `_hoodie_is_deleted` upsert's delete with the record's ordering value; the `delete`
+    `_hoodie_is_deleted` upsert's delete with the record's ordering value (partial updates too); the `delete`
     operation's deletes (`EmptyHoodieRecordPayload`) keep natural order (0)."""
-    if merge.deletes_always_apply or merge.merge_mode is not MergeMode.EVENT_TIME_ORDERING:
+    if merge.deletes_always_apply or not merge.merge_mode.orders_by_event_time:
         return None
     return merge.ordering_field
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pyhudi.codec.arrow_compute import field_values
@@ -13,6 +13,9 @@ from pyhudi.exceptions import InvalidRecordError, SchemaMismatchError
 from pyhudi.file_group.control_columns import DELETE
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX, field_type, with_key_columns
 from pyhudi.keygen.spark_sql import sql_identifier, sql_name
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.ordering import ordering_columns
+from pyhudi.merge.partial import precombine, spark_field_ops
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.writer import schema as wschema
 from pyhudi.writer.column_names import conform_column_names
@@ -152,6 +155,8 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
     others = [c for c in df.columns if c not in keys]
     if not others:
         return df.dropDuplicates(keys)
+    if cfg.merge_mode is MergeMode.PARTIAL_UPDATE:
+        return _fold_partial(df, cfg, keys, others)
     record = F.struct(*[F.col(sql_identifier(c)) for c in others])
     ordering = cfg.precombine_field
     if ordering and ordering.split(".")[0] in df.columns:  # `a.b`: field b of struct column a
@@ -164,3 +169,55 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
         .select(*keys, "__pyhudi_r.*")
         .select(*df.columns)
     )
+
+
+_SEQ = "__pyhudi_seq"
+
+
+def _fold_partial(df: DataFrame, cfg: WriteConfig, keys: list[str], others: list[str]) -> DataFrame:
+    """`PartialUpdateAvroPayload` de-duplication: each key's records, in input order, fold by
+    `pyhudi.merge.partial.precombine` (Spark's `aggregate`, no Python per record). The delete flag
+    column becomes the result's."""
+    ops = spark_field_ops(F)
+    names = [c for c in others if c != DELETE]
+    fields = [f for f in ordering_columns(cfg.precombine_field) if f.split(".")[0] in df.columns]
+    layout = [_SEQ, *others]
+    numbered = df.withColumn(_SEQ, F.monotonically_increasing_id())
+    record = F.struct(*[F.col(sql_identifier(c)).alias(c) for c in layout])
+    versions = F.array_sort(
+        F.collect_list(record),
+        lambda a, b: F.when(a[_SEQ] < b[_SEQ], -1).when(a[_SEQ] > b[_SEQ], 1).otherwise(0),
+    )
+
+    def step(acc: Column, new: Column) -> Column:
+        def flag(row: Column) -> Column:
+            return F.coalesce(row[DELETE], F.lit(False)) if DELETE in others else F.lit(False)
+
+        merged, gone = precombine(
+            ops,
+            names,
+            {n: acc[n] for n in names},
+            {n: new[n] for n in names},
+            ([_nested(acc, f) for f in fields], [_nested(new, f) for f in fields]),
+            (flag(acc), flag(new)),
+        )
+        values = {**merged, _SEQ: new[_SEQ]}
+        if DELETE in others:
+            values[DELETE] = gone
+        return F.struct(*[values[c].alias(c) for c in layout])
+
+    folded = F.aggregate(F.slice(versions, 2, F.size(versions)), F.element_at(versions, 1), step)
+    return (
+        numbered.groupBy(*keys)
+        .agg(folded.alias("__pyhudi_r"))
+        .select(*keys, *[F.col("__pyhudi_r").getField(c).alias(c) for c in others])
+        .select(*df.columns)
+    )
+
+
+def _nested(row: Column, name: str) -> Column:
+    """Field `name` of a struct Column (`a.b`: field b of its struct field a)."""
+    value = row
+    for part in name.split("."):
+        value = value[part]
+    return value

@@ -10,6 +10,7 @@ from pyhudi.merge.config import (
     DEFAULT_PAYLOAD,
     EVENT_TIME_PAYLOAD,
     OVERWRITE_WITH_LATEST,
+    PARTIAL_UPDATE_PAYLOAD,
     MergeConfig,
     MergeMode,
     resolve_merge_config,
@@ -40,6 +41,7 @@ PRECOMBINE = "hoodie.table.precombine.field"
         (DEFAULT_PAYLOAD, EVENT),
         (EVENT_TIME_PAYLOAD, EVENT),
         (OVERWRITE_WITH_LATEST, COMMIT),
+        (PARTIAL_UPDATE_PAYLOAD, MergeMode.PARTIAL_UPDATE),
     ],
 )
 def test_v6_known_payload_classes_map_to_their_merge_mode(payload, mode):
@@ -105,7 +107,16 @@ def test_partial_update_modes_are_an_error_naming_the_key(partial):
             9,
             **{MODE: "EVENT_TIME_ORDERING", ORDERING: "ts", mkeys.PARTIAL_UPDATE_MODE.key: partial},
         )
-    assert mkeys.PARTIAL_UPDATE_MODE.key in str(caught.value) and partial in str(caught.value)
+    message = str(caught.value)
+    assert mkeys.PARTIAL_UPDATE_MODE.key in message and partial in message
+    assert "table version 8" in message and PARTIAL_UPDATE_PAYLOAD in message  # says why
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_partial_update_payload_is_custom_after_version_6_as_hudi_1x_infers(version):
+    with pytest.raises(ConfigError, match="CUSTOM") as caught:
+        resolve(version, **{PAYLOAD: PARTIAL_UPDATE_PAYLOAD, PRECOMBINE: "ts"})
+    assert PARTIAL_UPDATE_PAYLOAD in str(caught.value)
 
 
 def test_migrated_payload_merge_properties_are_an_error_naming_them():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pyhudi.config import merge as mkeys
 from pyhudi.exceptions import ConfigError
 from pyhudi.merge.config import (
     DEFAULT_PAYLOAD,
@@ -25,6 +26,7 @@ from pyhudi.table.context import TableContext
         ),
         ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", MergeMode.EVENT_TIME_ORDERING),
         ("org.apache.hudi.common.model.EventTimeAvroPayload", MergeMode.EVENT_TIME_ORDERING),
+        ("org.apache.hudi.common.model.PartialUpdateAvroPayload", MergeMode.PARTIAL_UPDATE),
         (
             "  org.apache.hudi.common.model.DefaultHoodieRecordPayload  ",
             MergeMode.EVENT_TIME_ORDERING,
@@ -44,7 +46,7 @@ def test_payload_constants_are_the_hudi_class_names():
 @pytest.mark.parametrize(
     "payload_class",
     [
-        "org.apache.hudi.common.model.PartialUpdateAvroPayload",
+        "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
         "com.acme.MyPayload",
         "OverwriteWithLatestAvroPayload",
         "",
@@ -57,8 +59,12 @@ def test_unknown_payload_class_is_a_config_error_naming_it_and_the_supported_one
     assert DEFAULT_PAYLOAD in str(caught.value)
 
 
-def test_merge_modes_are_hudi_1x_wire_names():
-    assert {m.value for m in MergeMode} == {"COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING"}
+def test_merge_modes_are_hudi_1x_wire_names_but_the_version_6_payload_merge():
+    assert {m.value for m in MergeMode} - {"PARTIAL_UPDATE"} == {
+        "COMMIT_TIME_ORDERING",
+        "EVENT_TIME_ORDERING",
+    }
+    assert "PARTIAL_UPDATE" not in mkeys.RECORD_MERGE_MODE.choices  # never a declared mode
 
 
 def test_every_real_table_resolves_to_the_merge_mode_it_declares(hudi_tables):
