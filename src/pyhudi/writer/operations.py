@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
+from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import write as write_keys
@@ -76,8 +76,12 @@ def _incoming_counts(records: DataFrame) -> dict[str, int]:
     return {row[0]: row[1] for row in records.groupBy(PARTITION_PATH).count().collect()}
 
 
-def _assign_inserts(job: WriteJob, inserts: DataFrame, *, small_files: bool) -> DataFrame:
-    counts = {row[0]: row[1] for row in inserts.groupBy(PARTITION_PATH).count().collect()}
+def _assign_inserts(
+    job: WriteJob, inserts: DataFrame, *, small_files: bool, counts: dict[str, int] | None = None
+) -> DataFrame:
+    """`inserts` assigned to insert buckets; `counts`: their records per partition, when known."""
+    if counts is None:
+        counts = {row[0]: row[1] for row in inserts.groupBy(PARTITION_PATH).count().collect()}
     if not counts:
         return inserts.withColumn(FID, F.lit(None).cast("string")).withColumn(
             BASE, F.lit(None).cast("string")
@@ -186,20 +190,33 @@ def insert(job: WriteJob) -> Outcome:
     if job.cfg.drop_duplicates:
         tagged = tag_locations(job.spark, job.ctx, records, job.cfg, None)
         records = tagged.filter(F.col(LOC_FID).isNull()).drop(LOC_FID, LOC_BASE, LOC_PARTITION)
-    records = checkpointed(records)
+    # The checking job's counts (of its checkpointed records) hold while no record was dropped.
+    counts = job.incoming_counts
+    if (
+        job.cfg.combine_before_write
+        or job.cfg.drop_duplicates
+        or IS_DELETED_FIELD in records.columns
+    ):
+        counts = None
+        records = checkpointed(records)
     try:
-        assigned = _assign_inserts(job, records, small_files=True)
+        assigned = _assign_inserts(job, records, small_files=True, counts=counts)
         return Outcome(_write_groups(job, assigned))
     finally:
         release(records)
+        release(job.records)
 
 
 def counts_before_instant(cfg: WriteConfig) -> bool:
-    """An upsert that looks its keys up by partition counts its records per partition: the job
-    checking partition values before the instant can count them (`pipeline.checked_records`)."""
+    """A write that needs its records per partition gets them from the job checking partition
+    values before the instant (`pipeline.checked_records`): an upsert or a delete that looks its
+    keys up by partition (a small batch on the driver), an insert that assigns them to buckets."""
+    if cfg.index_type.routes_by_bucket:
+        return False
+    if cfg.operation is WriteOperationType.INSERT:
+        return True
     return (
-        cfg.operation is WriteOperationType.UPSERT
-        and not cfg.index_type.routes_by_bucket
+        cfg.operation in (WriteOperationType.UPSERT, WriteOperationType.DELETE)
         and not cfg.is_global_index
     )
 
@@ -286,9 +303,28 @@ def delete(job: WriteJob) -> Outcome:
     if job.cfg.combine_before_write:
         keys = [RECORD_KEY] if job.cfg.is_global_index else [RECORD_KEY, PARTITION_PATH]
         records = records.dropDuplicates(keys)
-    partitions = None if job.cfg.is_global_index else _incoming_partitions(records)
+    try:
+        return _delete(job, records)
+    finally:
+        release(job.records)  # the checking job's checkpoint
+
+
+def _delete(job: WriteJob, records: DataFrame) -> Outcome:
+    partitions, rows = None, None
+    if not job.cfg.is_global_index:
+        # The checking job's counts: the same partitions, at least as many records as are left
+        # after dropping duplicate keys.
+        counts = job.incoming_counts
+        if counts is None:
+            counts = _incoming_counts(records)
+        partitions, rows = sorted(counts), sum(counts.values())
+    lookup = choose_lookup(job.ctx, job.cfg, partitions, rows)
+    if lookup.lookup is Lookup.DRIVER:
+        routed = small_batch.tagged_on_driver(job, records, list(lookup.files), keep_new=False)
+        reject_updates_under_clustering(job, routed, FID)
+        return Outcome(_write_groups(job, routed))
     tagged = tag_locations(
-        job.spark, job.ctx, records, job.cfg, partitions, positions=writes_positions(job)
+        job.spark, job.ctx, records, job.cfg, partitions, rows, positions=writes_positions(job)
     )
     if job.cfg.is_global_index:
         tagged = tagged.withColumn(PARTITION_PATH, F.col(LOC_PARTITION))

@@ -39,9 +39,12 @@ _ROUTE_SCHEMA = pa.schema(
 )
 
 
-def tagged_on_driver(job: WriteJob, records: DataFrame, files: list[BaseFile]) -> DataFrame:
+def tagged_on_driver(
+    job: WriteJob, records: DataFrame, files: list[BaseFile], *, keep_new: bool = True
+) -> DataFrame:
     """`records` with their file group (`FID`, `BASE`): updates where the index found the key
-    (with its row in that base file, `POSITION`), inserts where the partitioner put them."""
+    (with its row in that base file, `POSITION`), inserts where the partitioner put them (none
+    unless `keep_new`: a delete's keys new to the table go nowhere)."""
     incoming = records.select(RECORD_KEY, PARTITION_PATH).toArrow()
     pairs = incoming.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
     located = locate_on_driver(job.ctx, files, pairs)
@@ -63,7 +66,9 @@ def tagged_on_driver(job: WriteJob, records: DataFrame, files: list[BaseFile]) -
     routed = records.join(
         F.broadcast(job.spark.createDataFrame(routes)), on=[RECORD_KEY, PARTITION_PATH]
     )
-    if not in_task_combine(job.cfg):  # else deletes compete with inserts of their key in the task
+    if not keep_new:
+        routed = routed.filter(~F.col(NEW))
+    elif not in_task_combine(job.cfg):  # else deletes compete with inserts of their key in the task
         routed = routed.filter(~(F.col(NEW) & F.col(DELETE)))
     return routed.drop(NEW)
 
