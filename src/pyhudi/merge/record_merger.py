@@ -59,37 +59,30 @@ def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Tabl
         return _resolve_partial(log, fields if _has(log, fields) else [])
     if mode is MergeMode.COMMIT_TIME_ORDERING or not fields or not _has(log, fields):
         return _last_per_key(log, [(SEQ, "ascending")])
-    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False)
     resets = applied_deletes(log, fields)
-    reset_seq = pc.if_else(pa.array(resets), log.column(SEQ), -1)
-    grouped = (
-        pa.table({RECORD_KEY: log.column(RECORD_KEY), "r": reset_seq})
-        .group_by(RECORD_KEY)
-        .aggregate([("r", "max")])
-    )
-    position = pc.index_in(log.column(RECORD_KEY), value_set=grouped.column(RECORD_KEY))
-    last_reset = grouped.column("r_max").take(position)
-    after_reset = pc.greater(log.column(SEQ), last_reset)
-    candidates = log.filter(pc.and_(after_reset, pa.array(~deleted)))
+    candidates = _after_last_reset(log, resets)
     sortable, columns = with_sort_columns(candidates, fields)  # nested fields (`a.b`) as columns
     winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
-    winners = winners.select(candidates.column_names)
-    deleted_keys = log.filter(pa.array(resets))
-    if deleted_keys.num_rows == 0:
-        return winners
-    markers = _last_per_key(deleted_keys, [(SEQ, "ascending")])
-    markers = markers.filter(
-        pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=winners.column(RECORD_KEY)))
-    )
-    return pa.concat_tables([winners, markers])
+    return _with_delete_markers(winners.select(candidates.column_names), log, resets)
 
 
 def _resolve_partial(log: pa.Table, fields: list[str]) -> pa.Table:
     """`resolve_log` under PARTIAL_UPDATE: deletes that apply reset the key (as under event-time
     ordering), the records after a key's last reset fold oldest first."""
-    deleted = log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
     # No ordering field: every delete applies (natural order).
-    resets = applied_deletes(log, fields) if fields else deleted.copy()
+    resets = applied_deletes(log, fields) if fields else _deleted(log).copy()
+    candidates = _after_last_reset(log, resets)
+    names = [c for c in log.column_names if c not in (SEQ, DELETED, NATURAL)]
+    folded, _ = fold_versions(candidates, names, fields, np.zeros(candidates.num_rows, dtype=bool))
+    return _with_delete_markers(folded, log, resets)
+
+
+def _deleted(log: pa.Table) -> np.ndarray:
+    return log.column(DELETED).combine_chunks().to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _after_last_reset(log: pa.Table, resets: np.ndarray) -> pa.Table:
+    """The log's records (deletes left out) written after their key's last applied delete."""
     reset_seq = pc.if_else(pa.array(resets), log.column(SEQ), -1)
     grouped = (
         pa.table({RECORD_KEY: log.column(RECORD_KEY), "r": reset_seq})
@@ -98,17 +91,19 @@ def _resolve_partial(log: pa.Table, fields: list[str]) -> pa.Table:
     )
     position = pc.index_in(log.column(RECORD_KEY), value_set=grouped.column(RECORD_KEY))
     after_reset = pc.greater(log.column(SEQ), grouped.column("r_max").take(position))
-    candidates = log.filter(pc.and_(after_reset, pa.array(~deleted)))
-    names = [c for c in log.column_names if c not in (SEQ, DELETED, NATURAL)]
-    folded, _ = fold_versions(candidates, names, fields, np.zeros(candidates.num_rows, dtype=bool))
+    return log.filter(pc.and_(after_reset, pa.array(~_deleted(log))))
+
+
+def _with_delete_markers(resolved: pa.Table, log: pa.Table, resets: np.ndarray) -> pa.Table:
+    """`resolved` plus a delete marker (the last applied delete) for each key it has no row of."""
     deleted_keys = log.filter(pa.array(resets))
     if deleted_keys.num_rows == 0:
-        return folded
+        return resolved
     markers = _last_per_key(deleted_keys, [(SEQ, "ascending")])
     markers = markers.filter(
-        pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=folded.column(RECORD_KEY)))
+        pc.invert(pc.is_in(markers.column(RECORD_KEY), value_set=resolved.column(RECORD_KEY)))
     )
-    return pa.concat_tables([folded, markers])
+    return pa.concat_tables([resolved, markers])
 
 
 def fold_versions(
