@@ -15,12 +15,14 @@ archive against its class path and jars and ignores it when they differ (its war
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyspark
@@ -79,27 +81,29 @@ def _lock_file(archive: Path) -> Path:
     return archive.with_suffix(".lock")
 
 
-def _building(archive: Path) -> bool:
+@contextlib.contextmanager
+def _build_lock(archive: Path) -> Iterator[bool]:
+    """Whether this process holds the archive's build lock (released on leaving)."""
     archive.parent.mkdir(parents=True, exist_ok=True)
     with open(_lock_file(archive), "w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return False
+            yield False
+            return
+        yield True
+
+
+def _building(archive: Path) -> bool:
+    with _build_lock(archive) as free:
+        return not free
 
 
 def build(archive: Path) -> None:
     """Run the workload with `-XX:ArchiveClassesAtExit` and move the archive into place."""
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    with open(_lock_file(archive), "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return  # another process builds it
-        if archive.exists():
-            return
+    with _build_lock(archive) as free:
+        if not free or archive.exists():
+            return  # another process builds it, or built it
         partial = archive.with_suffix(f".{os.getpid()}.partial")
         try:
             _workload(f"{TEST_JVM_OPTIONS} -XX:ArchiveClassesAtExit={partial} {_QUIET}")
