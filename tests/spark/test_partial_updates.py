@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from pyspark.errors import AnalysisException
+from tests.helpers.trees import tree_bytes
 
 import pyhudi
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
@@ -94,3 +96,19 @@ def test_batch_deduplication_folds_in_spark_as_in_arrow(spark) -> None:  # type:
         ("k2", "p", 5, "a2", 2, False, False),
         ("k3", "p", 2, None, None, True, True),
     ]
+
+
+def test_data_source_bucket_writes_refuse_partial_updates_leaving_the_table(
+    spark, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """`df.write.format("hudi")` bucket writes keep one whole record per key in each task: with
+    `PartialUpdateAvroPayload` they are refused before anything is written, not merged wrongly."""
+    path = str(tmp_path / "bucket")
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    rows = [("k1", "p", 1, "a", None), ("k1", "p", 2, None, 5)]
+    pyhudi.write(spark.createDataFrame(rows[:1], DDL), path, options(**bucket))
+    before = tree_bytes(path)
+    writer = spark.createDataFrame(rows, DDL).write.format("hudi").options(**options(**bucket))
+    with pytest.raises(AnalysisException, match=r"UnsupportedOperationError: .*partially"):
+        writer.option("hoodie.datasource.write.operation", "upsert").mode("append").save(path)
+    assert tree_bytes(path) == before

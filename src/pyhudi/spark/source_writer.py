@@ -23,6 +23,7 @@ from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.log_append import LogSpec
 from pyhudi.keygen.arrow import partition_paths, record_keys
 from pyhudi.keygen.arrow_check import check_arrow_partition_values
+from pyhudi.merge.config import MergeMode
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.spark.bucket_writer import BucketPlan, claims_folder, write_buckets
 from pyhudi.spark.errors import short_errors
@@ -256,6 +257,11 @@ def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # ty
     if cfg.keygen.uses_complex_record_key:
         raise UnsupportedOperationError(
             "bucket writes through df.write.format('hudi') take simple record keys; use pyhudi.write"
+        )
+    if cfg.merge_mode is MergeMode.PARTIAL_UPDATE:  # its tasks keep one whole record per key
+        raise UnsupportedOperationError(
+            "bucket writes through df.write.format('hudi') do not merge a batch's records of one "
+            "key partially (PartialUpdateAvroPayload); use pyhudi.write"
         )
     block_format = wkeys.LOG_DATA_BLOCK_FORMAT.get(cfg.options)
     known = existing_buckets(ctx)
