@@ -17,6 +17,7 @@ from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import compaction as compaction_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
+from pyhudi.config import merge as merge_keys
 from pyhudi.config import read as read_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
@@ -67,6 +68,14 @@ RULES: tuple[ValueRule, ...] = (
     ),
     ValueRule(
         table_keys.VERSION, lambda v: v == write_keys.WRITTEN_TABLE_VERSION, _VERSION, fatal=True
+    ),
+    ValueRule(
+        merge_keys.PARTIAL_UPDATE_MODE,
+        lambda v: v == "NONE",
+        "Hudi 1.x's partial update modes need table version 8+; "
+        f"{_VERSION}: for partial updates set hoodie.datasource.write.payload.class="
+        "org.apache.hudi.common.model.PartialUpdateAvroPayload",
+        fatal=True,
     ),
     ValueRule(
         table_keys.TIMELINE_LAYOUT_VERSION,

@@ -35,6 +35,15 @@ def test_cdc_enabled_on_a_write_is_config_error():
         _write(**{"hoodie.table.cdc.enabled": "true"})
 
 
+@pytest.mark.parametrize("mode", ["IGNORE_DEFAULTS", "KEEP_VALUES"])
+def test_a_hudi_1x_partial_update_mode_on_a_write_is_config_error_naming_the_payload(mode):
+    with pytest.raises(
+        ConfigError,
+        match=rf"partial\.update\.mode='{mode}'.*version 8\+.*PartialUpdateAvroPayload",
+    ):
+        _write(**{"hoodie.table.partial.update.mode": mode})
+
+
 def test_cdc_disabled_on_a_write_is_accepted():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
