@@ -100,14 +100,16 @@ def _listing(root) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("name", ["cow__v9_txns_simple_nometa", "mor_avro__v9_txns_simple_meta"])
-def test_writing_a_v9_table_is_refused_and_leaves_it_untouched(spark, hudi_tables, tmp_path, name):
+def test_writing_a_v9_table_with_its_metadata_table_is_refused_and_leaves_it_untouched(
+    spark, hudi_tables, tmp_path, name
+):
     copy = tmp_path / "v9"
     shutil.copytree(hudi_tables[name], copy)
     before = _listing(copy)
     df = pyhudi.read(spark, str(copy)).drop(*META)
-    with pytest.raises(pyhudi.UnsupportedVersionError) as caught:
+    with pytest.raises(pyhudi.UnsupportedOperationError) as caught:
         pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "upsert"})
     message = str(caught.value)
-    assert "hoodie.table.version=9" in message and "Hudi 1.1" in message
-    assert "writes only version 6" in message
+    assert "metadata table of table version 9" in message
+    assert "hoodie.metadata.enable=false" in message
     assert _listing(copy) == before

@@ -38,7 +38,7 @@ def _options_without_partitioning(**extra: str) -> dict[str, str]:
     [
         TYPO,
         {"hoodi.datasource.write.operation": "insert"},
-        {"hoodie.write.table.version": "9"},
+        {"hoodie.write.table.version": "7"},
         {"hoodie.table.cdc.enabled": "true"},
     ],
 )
@@ -58,12 +58,12 @@ def test_misspelt_partition_key_names_the_key_meant(spark, tmp_path):
         )
 
 
-def test_table_version_9_names_the_version_pyhudi_writes(spark, tmp_path):
-    with pytest.raises(ConfigError, match="pyhudi writes table version 6"):
+def test_table_version_7_names_the_versions_pyhudi_writes(spark, tmp_path):
+    with pytest.raises(ConfigError, match="pyhudi writes table versions 6, 8, 9"):
         pyhudi.write(
             df_of(spark, trips(0, 3)),
             str(tmp_path / "t"),
-            trips_options(**{"hoodie.write.table.version": "9"}),
+            trips_options(**{"hoodie.write.table.version": "7"}),
         )
 
 

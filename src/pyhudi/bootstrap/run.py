@@ -142,7 +142,7 @@ def _target(target: str, source_uri: str, mode: str) -> tuple[TableContext | Non
     if not TableContext.exists(target):
         return None, False
     ctx = TableContext.open(target)
-    ctx.config.check_writable(target)
+    ctx.config.check_writable(target, "bootstrap")
     if mode.lower() == "overwrite":
         _delete_table(ctx, source_uri)
         return None, False

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from functools import cache
 from importlib import resources
@@ -139,6 +140,56 @@ def encode_container(record_name: str, record: dict[str, Any]) -> bytes:
     out = io.BytesIO()
     fastavro.writer(out, schema(record_name), [record], codec="null", validator=True)
     return out.getvalue()
+
+
+#: Hudi 1.x's timeline records, with the schema text exactly as Hudi 1.2 writes it into each file
+#: (`Schema.toString()` of its generated classes); table versions 8 and 9 use these.
+WRITTEN_1X_FOLDER = "written-1.2"
+
+
+@cache
+def written_schema(name: str) -> tuple[str, Any]:
+    """(schema text, parsed schema) of a record as Hudi 1.2 writes it, e.g. `HoodieCommitMetadata`."""
+    entry = resources.files("pyhudi.codec").joinpath("avsc", WRITTEN_1X_FOLDER, f"{name}.json")
+    text = entry.read_text(encoding="utf-8")
+    return text, fastavro.parse_schema(json.loads(text))
+
+
+def encode_container_1x(name: str, record: dict[str, Any]) -> bytes:
+    """One record in an Avro container file as Hudi 1.2 writes timeline metadata: its schema text
+    verbatim as the only file metadata (no `avro.codec`), a random sync marker, one block."""
+    text, parsed = written_schema(name)
+    body = io.BytesIO()
+    fastavro.schemaless_writer(body, parsed, record)
+    payload = body.getvalue()
+    sync = os.urandom(16)
+    out = io.BytesIO()
+    out.write(b"Obj\x01")
+    out.write(_long(1))
+    _bytes(out, b"avro.schema")
+    _bytes(out, text.encode("utf-8"))
+    out.write(_long(0))
+    out.write(sync)
+    out.write(_long(1))
+    out.write(_long(len(payload)))
+    out.write(payload)
+    out.write(sync)
+    return out.getvalue()
+
+
+def _long(value: int) -> bytes:
+    zigzag = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while zigzag & ~0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+
+
+def _bytes(out: io.BytesIO, value: bytes) -> None:
+    out.write(_long(len(value)))
+    out.write(value)
 
 
 def decode_container(data: bytes, *, what: str = "Avro metadata") -> dict[str, Any]:

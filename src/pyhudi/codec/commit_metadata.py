@@ -4,7 +4,7 @@
 |---------------|---------------------------------------------|--------------------------------------------|
 | 6             | `.commit` `.deltacommit` `.replacecommit`   | Jackson JSON, fields in `HoodieWriteStat` order |
 | 6             | `.inflight` workload profile                | same JSON shape (or empty)                  |
-| 8             | same actions under `.hoodie/timeline/`      | Avro container (`Obj\\x01`), one record      |
+| 8, 9          | same actions under `.hoodie/timeline/`      | Avro container (`Obj\\x01`), one record      |
 
 An empty file is valid and means empty metadata. Enum values are upper-case names.
 """
@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pyhudi.codec.avro_schemas import decode_container
+from pyhudi.codec.avro_schemas import decode_container, encode_container_1x
 from pyhudi.exceptions import CorruptFileError
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import WriteOperationType
@@ -101,8 +101,11 @@ def stat_from_json(data: Mapping[str, Any]) -> WriteStat:
     return WriteStat(**kwargs)
 
 
-def encode_commit_metadata(metadata: CommitMetadata) -> bytes:
-    """Jackson-style JSON of `HoodieCommitMetadata` / `HoodieReplaceCommitMetadata`."""
+def encode_commit_metadata(metadata: CommitMetadata, *, table_version: int = 6) -> bytes:
+    """`HoodieCommitMetadata` / `HoodieReplaceCommitMetadata` as the table version stores it:
+    Jackson-style JSON (6), or the Avro container Hudi 1.2 writes (8, 9)."""
+    if table_version >= 8:
+        return _encode_avro(metadata)
     doc: dict[str, Any] = {
         "partitionToWriteStats": {
             partition: [stat_to_json(s) for s in stats]
@@ -117,6 +120,64 @@ def encode_commit_metadata(metadata: CommitMetadata) -> bytes:
             p: list(ids) for p, ids in metadata.partition_to_replace_file_ids.items()
         }
     return json.dumps(doc, indent=2, separators=(",", " : ")).encode("utf-8")
+
+
+def _encode_avro(metadata: CommitMetadata) -> bytes:
+    # Hudi 1.2 (`convertCommitMetadataToAvro`) leaves `version` null and writes every stat field.
+    record: dict[str, Any] = {
+        "partitionToWriteStats": {
+            partition: [stat_to_avro(s) for s in stats]
+            for partition, stats in metadata.partition_to_write_stats.items()
+        },
+        "compacted": metadata.compacted,
+        "extraMetadata": dict(metadata.extra_metadata),
+        "version": None,
+        "operationType": metadata.operation_type.value,
+    }
+    if metadata.partition_to_replace_file_ids is None:
+        return encode_container_1x("HoodieCommitMetadata", record)
+    record["partitionToReplaceFileIds"] = {
+        p: list(ids) for p, ids in metadata.partition_to_replace_file_ids.items()
+    }
+    return encode_container_1x("HoodieReplaceCommitMetadata", record)
+
+
+def stat_to_avro(stat: WriteStat) -> dict[str, Any]:
+    """A write stat as Hudi 1.2's Avro `HoodieWriteStat` (table versions 8 and 9)."""
+    runtime = stat.runtime_stats
+    return {
+        "fileId": stat.file_id,
+        "path": stat.path,
+        "prevCommit": stat.prev_commit,
+        "numWrites": stat.num_writes,
+        "numDeletes": stat.num_deletes,
+        "numUpdateWrites": stat.num_update_writes,
+        "totalWriteBytes": stat.total_write_bytes,
+        "totalWriteErrors": stat.total_write_errors,
+        "partitionPath": stat.partition_path,
+        "totalLogRecords": stat.total_log_records,
+        "totalLogFiles": None,
+        "totalUpdatedRecordsCompacted": stat.total_updated_records_compacted,
+        "numInserts": stat.num_inserts,
+        "totalLogBlocks": stat.total_log_blocks,
+        "totalCorruptLogBlock": stat.total_corrupt_log_blocks,
+        "totalRollbackBlocks": stat.total_rollback_blocks,
+        "fileSizeInBytes": stat.file_size_bytes,
+        "logVersion": stat.log_version,
+        "logOffset": stat.log_offset,
+        "baseFile": stat.base_file,
+        "logFiles": list(stat.log_files) if stat.log_files is not None else None,
+        "cdcStats": None,
+        "prevBaseFile": None,
+        "minEventTime": stat.min_event_time,
+        "maxEventTime": stat.max_event_time,
+        "runtimeStats": dict(runtime) if runtime is not None else None,
+        "totalLogFilesCompacted": stat.total_log_files_compacted,
+        "totalLogReadTimeMs": 0,
+        "totalLogSizeCompacted": stat.total_log_size_compacted,
+        "tempPath": None,
+        "numUpdates": 0,
+    }
 
 
 def decode_commit_metadata(data: bytes, *, what: str = "commit metadata") -> CommitMetadata:

@@ -14,7 +14,15 @@ DATABASE = string("hoodie.database.name", None, "Database name (checksum input).
 TYPE = choice(
     "hoodie.table.type", "COPY_ON_WRITE", ("COPY_ON_WRITE", "MERGE_ON_READ"), "Table type."
 )
-VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes 6, reads 6, 8 and 9.")
+VERSION = integer("hoodie.table.version", 0, "Table version: pyhudi writes and reads 6, 8 and 9.")
+INITIAL_VERSION = integer(
+    "hoodie.table.initial.version", 0, "The version the table was created at (v8+)."
+)
+MULTIPLE_BASE_FILE_FORMATS = boolean(
+    "hoodie.table.multiple.base.file.formats.enable",
+    False,
+    "Base files of several formats in one table (v8+); pyhudi writes parquet only.",
+)
 TIMELINE_LAYOUT_VERSION = integer(
     "hoodie.timeline.layout.version", 1, "Timeline layout: 1 for v6, 2 for v8 and v9."
 )

@@ -50,7 +50,8 @@ def _default(option: ConfigOption[Any]) -> Callable[[Any], bool]:
     return lambda value: bool(value == option.default)
 
 
-_VERSION = f"pyhudi writes table version {write_keys.WRITTEN_TABLE_VERSION} (Hudi 0.14/0.15)"
+_VERSIONS = write_keys.WRITABLE_TABLE_VERSIONS
+_VERSION = f"pyhudi writes table versions {', '.join(map(str, _VERSIONS))}"
 
 RULES: tuple[ValueRule, ...] = (
     ValueRule(
@@ -60,27 +61,20 @@ RULES: tuple[ValueRule, ...] = (
         "hoodie.table.cdc.enabled=false)",
         fatal=True,
     ),
-    ValueRule(
-        write_keys.WRITE_TABLE_VERSION,
-        lambda v: v == write_keys.WRITTEN_TABLE_VERSION,
-        _VERSION,
-        fatal=True,
-    ),
-    ValueRule(
-        table_keys.VERSION, lambda v: v == write_keys.WRITTEN_TABLE_VERSION, _VERSION, fatal=True
-    ),
+    ValueRule(write_keys.WRITE_TABLE_VERSION, lambda v: v in _VERSIONS, _VERSION, fatal=True),
+    ValueRule(table_keys.VERSION, lambda v: v in _VERSIONS, _VERSION, fatal=True),
     ValueRule(
         merge_keys.PARTIAL_UPDATE_MODE,
         lambda v: v == "NONE",
-        "Hudi 1.x's partial update modes need table version 8+; "
-        f"{_VERSION}: for partial updates set hoodie.datasource.write.payload.class="
+        "pyhudi does not write Hudi 1.x's partial update modes (table version 8+); "
+        "on table version 6, for partial updates set hoodie.datasource.write.payload.class="
         "org.apache.hudi.common.model.PartialUpdateAvroPayload",
         fatal=True,
     ),
     ValueRule(
         table_keys.TIMELINE_LAYOUT_VERSION,
-        lambda v: v == 1,
-        "pyhudi writes timeline layout 1 (table version 6)",
+        lambda v: v in (1, 2),
+        "pyhudi writes timeline layouts 1 (table version 6) and 2 (versions 8 and 9)",
         fatal=True,
     ),
     ValueRule(

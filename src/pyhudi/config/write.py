@@ -18,12 +18,15 @@ METADATA_ENABLE = _metadata.METADATA_ENABLE
 #: Time zone of the instants of tables pyhudi creates, unless the option is given (Hudi: LOCAL).
 NEW_TABLE_TIMEZONE = "UTC"
 
-#: The table version pyhudi writes (Hudi 0.14/0.15); other versions are read only.
+#: The version of the tables pyhudi creates unless told otherwise (Hudi 0.14/0.15: every Hudi
+#: reader reads it); 8 and 9 are Hudi 1.0's and 1.1's.
 WRITTEN_TABLE_VERSION = 6
+WRITABLE_TABLE_VERSIONS = (6, 8, 9)
 WRITE_TABLE_VERSION = integer(
     "hoodie.write.table.version",
     WRITTEN_TABLE_VERSION,
-    "Table version to write: pyhudi writes 6 only (any other value is a ConfigError).",
+    "Table version of a new table: 6 (Hudi 0.14/0.15, the default), 8 (Hudi 1.0) or 9 "
+    "(Hudi 1.1+). An existing table is written at its own version.",
 )
 
 OPERATIONS = (

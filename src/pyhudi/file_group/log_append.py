@@ -55,6 +55,9 @@ class LogSpec:
     #: Put the RECORD_POSITIONS header on blocks whose records are all rows of the slice's base
     #: file (`hoodie.write.record.positions`; parquet base files with stored record keys only).
     record_positions: bool = False
+    #: Table version 8+ (Hudi 1.x): every write appends a log file of its own, named by its instant
+    #: (version 1), which the completion time files into a slice; 6 appends the slice's next version.
+    table_version: int = 6
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,12 @@ def append_log(
     `delete_ordering`: the ordering field whose values the deletes carry (`_hoodie_is_deleted`
     upserts under event-time ordering); None: natural order."""
     started = time.monotonic()
-    name = log_file_name(file_id, state.base_instant, state.next_version, token)
+    own_file = log_spec.table_version >= 8
+    log_instant = spec.instant_time if own_file else state.base_instant
+    version = 1 if own_file else state.next_version
+    name = log_file_name(file_id, log_instant, version, token)
     spec.ensure_partition_metadata(partition)
-    spec.create_marker(partition, base_file_name(file_id, token, state.base_instant), IOType.APPEND)
+    spec.create_marker(partition, base_file_name(file_id, token, log_instant), IOType.APPEND)
     blocks = []
     side: dict[str, Any] = {}
     allowed = _positions_allowed(spec, log_spec, state, partition, file_id)
@@ -116,14 +122,16 @@ def append_log(
     if records.num_rows:
         table = _log_records(spec, records, file_id, task_partition_id)
         block = _data_block(spec, log_spec, table)
-        blocks.append(_with_positions(block, located, records, known and known.upserts))
+        block = _with_positions(block, located, records, known and known.upserts)
+        blocks.append(_with_base_instant(block, state, log_spec))
         if spec.collect_column_ranges:
             side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
         entries = delete_entries(deletes, delete_ordering)
         block = delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json)
-        blocks.append(_with_positions(block, located, deletes, known and known.deletes))
-    data = encode_blocks(blocks)
+        block = _with_positions(block, located, deletes, known and known.deletes)
+        blocks.append(_with_base_instant(block, state, log_spec))
+    data = encode_blocks(blocks, table_version=log_spec.table_version)
     spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
     fault_point("write.during_data_files")  # executor side: a log file is complete
     return {
@@ -131,7 +139,7 @@ def append_log(
         "file_id": file_id,
         "file_name": name,
         "io_type": IOType.APPEND.value,
-        "prev_commit": state.base_instant,
+        "prev_commit": log_instant,
         "num_writes": records.num_rows,
         "num_inserts": records.num_rows - num_updates,
         "num_updates": num_updates,
@@ -139,10 +147,11 @@ def append_log(
         "file_size_bytes": len(data),
         "write_bytes": len(data),
         "runtime_ms": int((time.monotonic() - started) * 1000),
-        "log_version": state.next_version,
+        "log_version": version,
         "log_offset": 0,
-        "base_file": state.base_file_name or "",
-        "log_files": ",".join([*state.log_file_names, name]),
+        # Hudi 1.x's stat names the new log file only, and no base file.
+        "base_file": "" if own_file else state.base_file_name or "",
+        "log_files": name if own_file else ",".join([*state.log_file_names, name]),
         **side,
     }
 
@@ -212,6 +221,18 @@ def _with_positions(
         return block
     value = encode_positions(positions.to_numpy(zero_copy_only=False))
     header = {**block.header, HeaderMetadataType.RECORD_POSITIONS: value}
+    return replace(block, header=header)
+
+
+def _with_base_instant(block: LogBlock, state: SliceState, log_spec: LogSpec) -> LogBlock:
+    """Table version 8+: positions name the base file they index by its instant time (a log file
+    is no longer named after its slice's base file)."""
+    if log_spec.table_version < 8 or HeaderMetadataType.RECORD_POSITIONS not in block.header:
+        return block
+    header = {
+        **block.header,
+        HeaderMetadataType.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS: state.base_instant,
+    }
     return replace(block, header=header)
 
 

@@ -271,7 +271,9 @@ def _bucket_plan(ctx: TableContext, cfg: WriteConfig, spec) -> BucketPlan:  # ty
         file_ids={key: fid for key, (fid, _) in known.items()},
         states=slice_states(ctx),
         log_spec=LogSpec(
-            avro_json(spec.file_schema, cfg.table_name, with_meta_fields=True), block_format
+            avro_json(spec.file_schema, cfg.table_name, with_meta_fields=True),
+            block_format,
+            table_version=ctx.config.version,
         ),
         ordering_field=cfg.ordering_field,
     )

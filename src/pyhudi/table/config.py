@@ -10,7 +10,9 @@ from pyhudi.config import table as keys
 from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.model.enums import BaseFileFormat, TableType
 
-WRITABLE_VERSIONS = (6,)
+WRITABLE_VERSIONS = (6, 8, 9)
+#: What pyhudi writes on tables of versions 8 and 9 so far (`check_writable`'s `what`).
+WRITES_1X = frozenset({"write"})
 READABLE_VERSIONS = (6, 8, 9)
 
 
@@ -138,14 +140,21 @@ class TableConfig:
                 "Hudi table format only"
             )
 
-    def check_writable(self, path: str) -> None:
+    def check_writable(self, path: str, what: str = "write") -> None:
+        """pyhudi may run `what` (a write, or a service: "compaction", "clean", ...) here."""
         self.check_readable(path)
         if self.version not in WRITABLE_VERSIONS:
             raise UnsupportedVersionError(
                 f"table {path} has hoodie.table.version={self.version} (written by "
-                f"{hudi_release(self.version)}); pyhudi writes only version 6 (Hudi 0.14/0.15). "
-                f"It reads versions {_supported()}; write this table with Hudi "
+                f"{hudi_release(self.version)}); pyhudi writes versions "
+                f"{', '.join(map(str, WRITABLE_VERSIONS))}. It reads versions {_supported()}; "
+                f"write this table with Hudi "
                 f"{_RELEASES.get(self.version, '1.x').removeprefix('Hudi ')}."
+            )
+        if self.version >= 8 and what not in WRITES_1X:
+            raise UnsupportedVersionError(
+                f"pyhudi does not run {what} on tables of version {self.version} yet ({path}); "
+                f"run it with {hudi_release(self.version)} or later"
             )
 
 

@@ -12,6 +12,7 @@ from pyhudi.codec.properties import (
     load_properties,
     table_checksum,
 )
+from pyhudi.config import archival as archival_keys
 from pyhudi.config import table as keys
 from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundError
 from pyhudi.fs_view import FileSystemView
@@ -55,12 +56,14 @@ class TableContext:
         storage = storage.scoped(base_path)  # nothing is created or deleted outside the table
         config = TableConfig(_read_properties(storage, base_path))
         config.check_readable(base_path)
-        active = ActiveTimeline.load(storage, base_path, config.timeline_layout_version)
+        active = ActiveTimeline.load(
+            storage, base_path, config.timeline_layout_version, utc=config.timeline_timezone_utc
+        )
         return cls(storage, base_path, config, active)
 
-    def check_writable(self) -> None:
-        """pyhudi may write this table: its version, and no Hudi schema-on-read history."""
-        self.config.check_writable(self.base_path)
+    def check_writable(self, what: str = "write") -> None:
+        """pyhudi may run `what` on this table: its version, and no Hudi schema-on-read history."""
+        self.config.check_writable(self.base_path, what)
         schema_history.check_writable(self.storage, self.base_path)
 
     @classmethod
@@ -87,7 +90,7 @@ class TableContext:
         entries[keys.CHECKSUM.key] = str(
             table_checksum(entries[keys.NAME.key], entries.get(keys.DATABASE.key))
         )
-        for folder in (*_INIT_FOLDERS, keys.ARCHIVELOG_FOLDER.get(entries)):
+        for folder in (*_INIT_FOLDERS, _history_folder(entries)):
             storage.mkdirs(posixpath.join(meta, folder))
         storage.create_new(posixpath.join(meta, PROPERTIES_FILE), dump_table_properties(entries))
         return cls.open_at(storage, base_path)
@@ -181,6 +184,15 @@ class TableContext:
         layout.ensure_partition_metadata(
             self.storage, self.partition_path(partition), partition, instant_time
         )
+
+
+def _history_folder(props: Mapping[str, str]) -> str:
+    """Where archived instants go: `archived` (layout 1), `timeline/history` (layout 2)."""
+    if keys.TIMELINE_LAYOUT_VERSION.get(props) >= 2:
+        return posixpath.join(
+            archival_keys.TIMELINE_PATH.get(props), archival_keys.TIMELINE_HISTORY_PATH.get(props)
+        )
+    return keys.ARCHIVELOG_FOLDER.get(props)
 
 
 def _read_properties(storage: Storage, base_path: str) -> dict[str, str]:

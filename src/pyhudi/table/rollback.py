@@ -212,6 +212,7 @@ def rollback_instant(
     before the data rollback completes; an instant older than the metadata table's latest
     compaction is refused before anything changes. `requests`: the plan to execute (a restore
     plans its own), else `plan_rollback`'s."""
+    ctx.config.check_writable(ctx.base_path, "rollback")
     started = time.monotonic()
     mdt = open_metadata_table(ctx)
     mdt_target = metadata_instant_to_roll_back(mdt, instant) if mdt is not None else None

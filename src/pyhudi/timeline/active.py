@@ -1,8 +1,10 @@
 """The active timeline on storage: loading instants and moving them through their states (§2).
 
 Layout version 1 (table version 6) never renames: each transition creates a new file next to the
-earlier ones, atomically and only if absent. Table version 8 (layout 2) is read-only here: files
-live under `.hoodie/timeline/` and completed ones carry their completion time.
+earlier ones, atomically and only if absent. Layout 2 (table versions 8 and 9) does the same under
+`.hoodie/timeline/`, and a completed file carries its completion time in its name
+(`<time>_<completion time>.<action>`): a fresh instant time taken when the instant completes
+(under the table lock, as every completion is), later than every time the timeline holds.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from pyhudi.codec.commit_metadata import decode_commit_metadata, decode_commit_s
 from pyhudi.codec.file_names import instant_file_name, parse_instant_file
 from pyhudi.exceptions import CommitConflictError, UnsupportedVersionError
 from pyhudi.model.commit import CommitMetadata
-from pyhudi.model.instant import Action, Instant, State
+from pyhudi.model.instant import Action, Instant, InstantTime, State
 from pyhudi.storage import Storage
+from pyhudi.timeline.instant_time import new_instant_time
 from pyhudi.timeline.timeline import Timeline
 
 META_FOLDER = ".hoodie"
@@ -26,6 +29,8 @@ class ActiveTimeline:
     storage: Storage
     base_path: str
     layout_version: int = 1
+    #: Completion times (layout 2) in UTC, else local time (`hoodie.table.timeline.timezone`).
+    utc: bool = True
     timeline: Timeline = field(default_factory=Timeline)
     _metadata_cache: dict[tuple[str, str], CommitMetadata] = field(default_factory=dict, repr=False)
     _schema_cache: dict[tuple[str, str], str | None] = field(default_factory=dict, repr=False)
@@ -41,8 +46,10 @@ class ActiveTimeline:
         return self.meta_path
 
     @classmethod
-    def load(cls, storage: Storage, base_path: str, layout_version: int = 1) -> ActiveTimeline:
-        active = cls(storage, base_path, layout_version)
+    def load(
+        cls, storage: Storage, base_path: str, layout_version: int = 1, *, utc: bool = True
+    ) -> ActiveTimeline:
+        active = cls(storage, base_path, layout_version, utc)
         active.reload()
         return active
 
@@ -94,11 +101,11 @@ class ActiveTimeline:
             self._schema_cache[key] = decode_commit_schema(self.read_content(instant), what=what)
         return self._schema_cache[key]
 
-    # ---- transitions (layout 1 only) ---------------------------------------------------------
+    # ---- transitions ------------------------------------------------------------------------
     def _require_writable(self) -> None:
-        if self.layout_version != 1:
+        if self.layout_version not in (1, 2):
             raise UnsupportedVersionError(
-                f"timeline layout {self.layout_version} (table version 8) is read-only in pyhudi"
+                f"timeline layout {self.layout_version} is not one pyhudi writes (1 and 2)"
             )
 
     def _create(self, instant: Instant, content: bytes) -> Instant:
@@ -126,7 +133,18 @@ class ActiveTimeline:
         return self._create(Instant(instant.time, instant.action, State.INFLIGHT), content)
 
     def complete(self, instant: Instant, content: bytes = b"") -> Instant:
-        return self._create(instant.with_state(State.COMPLETED), content)
+        completed = instant.with_state(State.COMPLETED)
+        if self.layout_version >= 2:
+            completed = Instant(
+                completed.time, completed.action, completed.state, self.new_completion_time()
+            )
+        return self._create(completed, content)
+
+    def new_completion_time(self) -> InstantTime:
+        """A completion time later than every instant and completion time on the timeline."""
+        known = [*self.timeline.times()]
+        known += [i.completion_time for i in self.timeline if i.completion_time]
+        return new_instant_time(known, utc=self.utc)
 
     def delete_pending_files(self, instant: Instant) -> None:
         """Remove the requested and inflight files of a pending instant (after its rollback)."""

@@ -7,16 +7,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyhudi.codec.avro_names import check_table_name
+from pyhudi.config import archival as archival_keys
 from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
+from pyhudi.config import merge as merge_keys
+from pyhudi.config import metadata as metadata_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
 from pyhudi.config.index import IndexType
 from pyhudi.config.unknown import check_write_options
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.keygen.spec import KeyGenKind, KeyGenSpec, kind_of_class, spec_from_options
-from pyhudi.merge.config import MergeMode, merge_mode_of
+from pyhudi.merge.config import (
+    DEFAULT_PAYLOAD,
+    OVERWRITE_WITH_LATEST,
+    PARTIAL_UPDATE_PAYLOAD,
+    MergeMode,
+    merge_mode_of,
+    resolve_merge_config,
+)
 from pyhudi.model.enums import TableType, WriteOperationType
 from pyhudi.table.config import TableConfig
 from pyhudi.table.write_defaults import with_table_defaults
@@ -79,6 +89,8 @@ class WriteConfig:
     parallelism: int
     reconcile_schema: bool
     extra_metadata: Mapping[str, str] = field(default_factory=dict)
+    #: The table version written: the table's own, or `hoodie.write.table.version` for a new one.
+    table_version: int = write_keys.WRITTEN_TABLE_VERSION
 
     @property
     def is_merge_on_read(self) -> bool:
@@ -94,6 +106,8 @@ class WriteConfig:
 
     def table_properties(self) -> dict[str, str]:
         """`hoodie.properties` entries for a table this write creates (§1.2, §9)."""
+        if self.table_version >= 8:
+            return self._table_properties_1x()
         o = self.options
         props = {
             table_keys.NAME.key: self.table_name,
@@ -134,6 +148,60 @@ class WriteConfig:
             )
         return props
 
+    def _table_properties_1x(self) -> dict[str, str]:
+        """The entries Hudi 1.2 writes for a new table of version 8 or 9: timeline layout 2 under
+        `.hoodie/timeline` with its LSM history, the key generator by type, the merge mode and
+        ordering fields (version 8 also records the payload class and the merger's strategy id)."""
+        o = self.options
+        version = str(self.table_version)
+        event_time = self.merge_mode is MergeMode.EVENT_TIME_ORDERING
+        props = {
+            table_keys.NAME.key: self.table_name,
+            table_keys.TYPE.key: self.table_type.value,
+            table_keys.VERSION.key: version,
+            table_keys.INITIAL_VERSION.key: version,
+            table_keys.TIMELINE_LAYOUT_VERSION.key: "2",
+            archival_keys.TIMELINE_PATH.key: "timeline",
+            archival_keys.TIMELINE_HISTORY_PATH.key: "history",
+            table_keys.ARCHIVELOG_FOLDER.key: "history",
+            table_keys.BASE_FILE_FORMAT.key: "PARQUET",
+            table_keys.TABLE_FORMAT.key: "native",
+            table_keys.RECORD_KEY_FIELDS.key: ",".join(self.keygen.record_key_fields),
+            merge_keys.KEY_GENERATOR_TYPE.key: self.keygen.kind.value,
+            table_keys.HIVE_STYLE_PARTITIONING.key: _bool(self.keygen.hive_style),
+            table_keys.URL_ENCODE_PARTITIONING.key: _bool(self.keygen.url_encode),
+            table_keys.DROP_PARTITION_COLUMNS.key: "false",
+            table_keys.POPULATE_META_FIELDS.key: _bool(self.populate_meta_fields),
+            table_keys.TIMELINE_TIMEZONE.key: (
+                write_keys.TIMELINE_TIMEZONE.get(o)
+                if write_keys.TIMELINE_TIMEZONE.is_set(o)
+                else write_keys.NEW_TABLE_TIMEZONE
+            ),
+            table_keys.PARTITION_METAFILE_USE_BASE_FORMAT.key: "false",
+            table_keys.CDC_ENABLED.key: "false",
+            table_keys.MULTIPLE_BASE_FILE_FORMATS.key: "false",
+            merge_keys.RECORD_MERGE_MODE.key: self.merge_mode.value,
+        }
+        database = write_keys.DATABASE_NAME.get(o)
+        if database:
+            props[table_keys.DATABASE.key] = database
+        if self.precombine_field and event_time:
+            props[merge_keys.ORDERING_FIELDS.key] = self.precombine_field
+        if self.keygen.is_partitioned:
+            props[table_keys.PARTITION_FIELDS.key] = self.keygen.partition_fields_property
+        if self.keygen.kind in (KeyGenKind.TIMESTAMP, KeyGenKind.CUSTOM):
+            for option in keygen_keys.PERSISTED:
+                if option.is_set(o):
+                    props[option.key] = str(option.raw(o))
+        if self.table_version == 8:
+            props[table_keys.PAYLOAD_CLASS.key] = self.payload_class
+            props[merge_keys.RECORD_MERGE_STRATEGY_ID.key] = (
+                merge_keys.EVENT_TIME_STRATEGY_ID
+                if event_time
+                else merge_keys.COMMIT_TIME_STRATEGY_ID
+            )
+        return props
+
 
 def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) -> WriteConfig:
     """Merge user options with the table's config; conflicting table settings are a `ConfigError`."""
@@ -171,7 +239,14 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
             f"clustering ({', '.join(f'{k}=true' for k in clustering)}) "
             f"{clustering_keys.BUCKET_REFUSAL}; turn it off"
         )
-    payload_class = write_keys.PAYLOAD_CLASS.get(o)
+    table_version = _table_version(o, table)
+    if table_version >= 8 and metadata_keys.METADATA_ENABLE.get(o):
+        raise UnsupportedOperationError(
+            f"pyhudi does not write the metadata table of table version {table_version} yet: "
+            f"set {metadata_keys.METADATA_ENABLE.key}=false (readers list the files instead; "
+            "Hudi 1.x rebuilds the metadata table on its next write)"
+        )
+    payload_class = _payload_class(o, table, table_version)
     return WriteConfig(
         options=o,
         operation=operation,
@@ -191,7 +266,56 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         parallelism=_parallelism(o, operation),
         reconcile_schema=write_keys.RECONCILE_SCHEMA.get(o),
         extra_metadata=_extra_metadata(o),
+        table_version=table_version,
     )
+
+
+def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
+    """The version this write writes: the table's; for a new table `hoodie.write.table.version`.
+    Asking an existing table for another version is an upgrade or a downgrade: not a write."""
+    option = write_keys.WRITE_TABLE_VERSION
+    asked = option.get(o)
+    if asked not in write_keys.WRITABLE_TABLE_VERSIONS:
+        raise ConfigError(
+            f"{option.key}={asked}: pyhudi writes table versions "
+            f"{', '.join(map(str, write_keys.WRITABLE_TABLE_VERSIONS))}"
+        )
+    if table is None:
+        return int(asked)
+    if option.is_set(o) and asked != table.version:
+        direction = "upgrade" if asked > table.version else "downgrade"
+        raise UnsupportedOperationError(
+            f"{option.key}={asked} but the table is at version {table.version}: pyhudi does not "
+            f"{direction} tables on write; leave {option.key} unset to write version {table.version}"
+        )
+    return table.version
+
+
+def _payload_class(o: Mapping[str, str], table: TableConfig | None, version: int) -> str:
+    """The payload class whose merge this write applies. Table versions 8 and 9 record a merge
+    mode instead: event-time ordering when there is an ordering field (Hudi 1.x's
+    `DefaultHoodieRecordPayload`), else commit-time ordering; an existing table's mode wins."""
+    if version < 8:
+        return write_keys.PAYLOAD_CLASS.get(o)
+    if table is not None:
+        mode = resolve_merge_config(table).mode
+    elif write_keys.PAYLOAD_CLASS.is_set(o):
+        mode = merge_mode_of(write_keys.PAYLOAD_CLASS.get(o))
+    else:
+        ordered = write_keys.PRECOMBINE_FIELD.get(o)
+        mode = MergeMode.EVENT_TIME_ORDERING if ordered else MergeMode.COMMIT_TIME_ORDERING
+    if mode is MergeMode.PARTIAL_UPDATE:
+        raise UnsupportedOperationError(
+            f"{PARTIAL_UPDATE_PAYLOAD} merges partially on table version 6 only; Hudi 1.x "
+            f"tables (version {version}) use partial update modes, which pyhudi does not write"
+        )
+    given = write_keys.PAYLOAD_CLASS.get(o) if write_keys.PAYLOAD_CLASS.is_set(o) else None
+    if given is not None and merge_mode_of(given) is not mode:
+        raise ConfigError(
+            f"{write_keys.PAYLOAD_CLASS.key}={given} conflicts with the table's merge mode "
+            f"{mode.value} (table version {version})"
+        )
+    return DEFAULT_PAYLOAD if mode is MergeMode.EVENT_TIME_ORDERING else OVERWRITE_WITH_LATEST
 
 
 def _sizing(o: Mapping[str, str]) -> SizingConfig:

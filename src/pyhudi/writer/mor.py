@@ -169,6 +169,7 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         block_format=write_keys.LOG_DATA_BLOCK_FORMAT.get(job.cfg.options),
         compression=job.cfg.sizing.compression if job.cfg.sizing.compression != "none" else "none",
         record_positions=writes_positions(job),
+        table_version=job.ctx.config.version,
     )
     function = settled_groups(
         job.spec, mor_file_group_function(job, states, frozenset(job.small_file_ids), log_spec)

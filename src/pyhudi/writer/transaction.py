@@ -56,14 +56,18 @@ _INSTANT_TIME_ATTEMPTS = 5
 _INSTANT_TIME_RETRY_S = 0.005
 
 
-def empty_requested_replace() -> bytes:
+def empty_requested_replace(table_version: int = 6) -> bytes:
     """`<t>.replacecommit.requested` of insert_overwrite/delete_partition: every field null."""
     record = {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None}
+    if table_version >= 8:
+        return avro_schemas.encode_container_1x("HoodieRequestedReplaceMetadata", record)
     return avro_schemas.encode_container("HoodieRequestedReplaceMetadata", record)
 
 
-def workload_profile(operation: WriteOperationType) -> bytes:
-    return encode_commit_metadata(CommitMetadata(operation_type=operation))
+def workload_profile(operation: WriteOperationType, table_version: int = 6) -> bytes:
+    return encode_commit_metadata(
+        CommitMetadata(operation_type=operation), table_version=table_version
+    )
 
 
 @dataclass
@@ -121,7 +125,7 @@ class WriteTransaction:
             inflight_content = (
                 b""
                 if self.operation is WriteOperationType.BULK_INSERT
-                else workload_profile(self.operation)
+                else workload_profile(self.operation, self.ctx.config.version)
             )
             self.instant = self.ctx.active.transition_to_inflight(requested, inflight_content)
         except BaseException:
@@ -134,7 +138,8 @@ class WriteTransaction:
         """Heartbeat first, then the requested file; a new instant time when another process
         took the same one (instant times have millisecond resolution)."""
         interval_s = concurrency.heartbeat_interval_ms(self._settings) / 1000
-        content = empty_requested_replace() if self.action is Action.REPLACE_COMMIT else b""
+        version = self.ctx.config.version
+        content = empty_requested_replace(version) if self.action is Action.REPLACE_COMMIT else b""
         owner = encode_owner(this_process()) if self.heartbeat_names_owner else b""
         for _ in range(_INSTANT_TIME_ATTEMPTS):
             time = InstantTime(instant_time) if instant_time else self.ctx.new_instant_time()
@@ -199,7 +204,8 @@ class WriteTransaction:
             if self.check_conflicts and is_multi_writer(self.options):
                 self._check_conflicts(metadata)
             self._commit_metadata_table(metadata, index_results)
-            completed = self.ctx.active.complete(self.instant, encode_commit_metadata(metadata))
+            content = encode_commit_metadata(metadata, table_version=self.ctx.config.version)
+            completed = self.ctx.active.complete(self.instant, content)
         fault_point(f"{self.fault_prefix}.after_commit")
         self.ctx.storage.delete_dir(self.ctx.marker_folder(self.instant.time))
         self.stop_heartbeat()

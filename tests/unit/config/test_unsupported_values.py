@@ -15,17 +15,20 @@ def _write(**options: str) -> None:
     check_write_options({"hoodie.table.name": "t", **options})
 
 
-@pytest.mark.parametrize("version", ["8", "9", "5"])
+@pytest.mark.parametrize("version", ["5", "7", "10"])
 @pytest.mark.parametrize("key", ["hoodie.write.table.version", "hoodie.table.version"])
-def test_table_version_pyhudi_cannot_write_is_config_error_naming_version_6(key, version):
-    with pytest.raises(ConfigError, match=rf"{key}='{version}'.*pyhudi writes table version 6"):
+def test_table_version_pyhudi_cannot_write_is_config_error_naming_the_versions(key, version):
+    with pytest.raises(
+        ConfigError, match=rf"{key}='{version}'.*pyhudi writes table versions 6, 8, 9"
+    ):
         _write(**{key: version})
 
 
-def test_table_version_6_is_accepted_silently():
+@pytest.mark.parametrize("version", ["6", "8", "9"])
+def test_table_versions_6_8_and_9_are_accepted_silently(version):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _write(**{"hoodie.write.table.version": "6"})
+        _write(**{"hoodie.write.table.version": version})
 
 
 def test_cdc_enabled_on_a_write_is_config_error():
@@ -74,7 +77,7 @@ def test_latest_state_query_format_is_accepted():
         ("hoodie.index.bucket.engine", "CONSISTENT_HASHING"),
         ("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", "true"),
         ("hoodie.table.base.file.format", "ORC"),
-        ("hoodie.timeline.layout.version", "2"),
+        ("hoodie.timeline.layout.version", "3"),
     ],
 )
 def test_declared_key_with_a_value_that_would_change_results_is_config_error(key, value):

@@ -161,13 +161,15 @@ def test_open_falls_back_to_the_backup_properties(tmp_path):
     ("name", "release"),
     [("cow__v8_nonpartitioned", "Hudi 1.0"), ("cow__v9_txns_nonpart_meta", "Hudi 1.1")],
 )
-def test_v8_and_v9_tables_open_for_reading_but_refuse_writes(hudi_tables, name, release):
+def test_v8_and_v9_tables_take_writes_but_refuse_services_not_yet_written(
+    hudi_tables, name, release
+):
     root = hudi_tables[name]
     ctx = TableContext.open(str(root))
-    ctx.config.check_readable(str(root))
-    with pytest.raises(UnsupportedVersionError, match="writes only version 6") as caught:
-        ctx.config.check_writable(str(root))
-    assert f"(written by {release})" in str(caught.value)
+    ctx.config.check_writable(str(root))
+    with pytest.raises(UnsupportedVersionError, match="does not run bootstrap on tables of") as e:
+        ctx.config.check_writable(str(root), "bootstrap")
+    assert f"run it with {release} or later" in str(e.value)
 
 
 @pytest.mark.parametrize(

@@ -263,14 +263,25 @@ def test_revert_inflight_to_requested_drops_only_the_inflight_file(tmp_path):
     assert list(active.reload().timeline) == [reverted]
 
 
-def test_layout_2_timeline_is_read_only(tmp_path):
-    (tmp_path / ".hoodie" / "timeline").mkdir(parents=True)
+def test_layout_2_completion_names_the_file_with_a_later_completion_time(tmp_path):
+    folder = tmp_path / ".hoodie" / "timeline"
+    folder.mkdir(parents=True)
     active = ActiveTimeline.load(Storage.for_uri(str(tmp_path))[0], str(tmp_path), 2)
+    requested = active.create_requested(T1, Action.DELTA_COMMIT)
+    inflight = active.transition_to_inflight(requested, b"x")
+    done = active.complete(inflight, b"y")
+    assert done.completion_time is not None and done.completion_time > T1
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == [
+        f"{T1}.deltacommit.inflight",
+        f"{T1}.deltacommit.requested",
+        f"{T1}_{done.completion_time}.deltacommit",
+    ]
+    reloaded = ActiveTimeline.load(Storage.for_uri(str(tmp_path))[0], str(tmp_path), 2)
+    assert list(reloaded.timeline) == [done]
+    assert reloaded.read_content(done) == b"y"
     with pytest.raises(UnsupportedVersionError):
-        active.create_requested(T1, Action.COMMIT)
-    with pytest.raises(UnsupportedVersionError):
-        active.delete_pending_files(Instant(T1, Action.COMMIT, State.INFLIGHT))
-    assert list((tmp_path / ".hoodie" / "timeline").iterdir()) == []
+        ActiveTimeline(active.storage, str(tmp_path), 3).create_requested(T2, Action.COMMIT)
 
 
 def test_instant_path_of_v8_completed_instant_includes_completion_time(tmp_path):

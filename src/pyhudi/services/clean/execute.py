@@ -79,6 +79,7 @@ def schedule_clean(
 ) -> Instant | None:
     """Write `<t>.clean.requested` when the trigger allows and there is something to delete
     (`t` a new instant time, or `instant_time`: the metadata table cleans at `<t>002`)."""
+    ctx.config.check_writable(ctx.base_path, "clean")
     if commits_since_last_clean(ctx) < config.max_commits:
         return None
     plan = plan_clean(ctx, config, now=now)

@@ -66,6 +66,7 @@ def commits_since_last_clustering(ctx: TableContext) -> int:
 def schedule_clustering(
     ctx: TableContext, options: Mapping[str, str] | None = None
 ) -> Instant | None:
+    ctx.config.check_writable(ctx.base_path, "clustering")
     with table_transaction(ctx, options):  # planned on a consistent view (OCC)
         ctx.reload()
         _refuse_bucket_tables(ctx, options or {})
@@ -105,7 +106,7 @@ def execute_clustering(
     options: Mapping[str, str] | None = None,
 ) -> ServiceOutcome:
     ctx.reload()
-    ctx.check_writable()
+    ctx.check_writable("clustering")
     pending = _pending(ctx, instant)
     requested = read_requested_plan(ctx.active, pending)["clusteringPlan"]
     groups = [clustering_group_from_avro(g, ctx.uri) for g in requested.get("inputGroups") or []]

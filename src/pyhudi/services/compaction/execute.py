@@ -61,6 +61,7 @@ def schedule_compaction(
     """Write a compaction plan (`<t>.compaction.requested`) if the trigger fires (or `force`) and
     slices qualify; planned and written under the table lock (a consistent view under OCC)."""
     _require_merge_on_read(ctx)
+    ctx.config.check_writable(ctx.base_path, "compaction")
     with table_transaction(ctx, options):
         requested = _schedule_locked(ctx, options or {}, force)
     if requested is not None:
@@ -107,7 +108,7 @@ def execute_compaction(
 ) -> ServiceOutcome:
     """Run one pending compaction plan to completion."""
     ctx.reload()
-    ctx.check_writable()
+    ctx.check_writable("compaction")
     pending = _pending(ctx, instant)
     plan = read_plan(ctx, pending)
     check_plan_partitions((o.partition_path for o in plan.operations), pending, "compaction")

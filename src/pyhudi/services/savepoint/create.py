@@ -61,7 +61,7 @@ def create_savepoint(
     absent or pending instant, one already savepointed, one older than the cleaner's earliest
     retained commit."""
     ctx = table_context(table)
-    ctx.check_writable()
+    ctx.check_writable("savepoint")
     with table_transaction(ctx, options):
         ctx.reload()
         target = _commit_to_savepoint(ctx, instant_time)
@@ -189,7 +189,7 @@ def delete_savepoint(
     """Delete the savepoint of `instant_time` (both its timeline files, as Hudi); the cleaner
     and archival may then remove what it kept. Returns what the savepoint was."""
     ctx = table_context(table)
-    ctx.check_writable()
+    ctx.check_writable("savepoint")
     with table_transaction(ctx, options):
         ctx.reload()
         instant = completed_savepoint(ctx, instant_time)

@@ -57,7 +57,7 @@ def restore_to_savepoint(
     died is resumed. `options`: the writer's lock and `hoodie.metadata.*` keys."""
     options = dict(options or {})
     ctx = table_context(table)
-    ctx.check_writable()
+    ctx.check_writable("restore")
     with table_transaction(ctx, options):
         ctx.reload()
         completed_savepoint(ctx, instant_time)
@@ -152,7 +152,7 @@ def rollback_to_instant(
     records the rollback as for any rollback."""
     options = dict(options or {})
     ctx = table_context(table)
-    ctx.check_writable()
+    ctx.check_writable("rollback")
     with table_transaction(ctx, options):
         ctx.reload()
         instant = _instant_to_roll_back(ctx, instant_time)
