@@ -2,16 +2,19 @@
 
 Archival moves old instants out of the active timeline (`.hoodie/`) into the archived timeline
 (`.hoodie/archived/.commits_.archive.<N>_<token>`, table version 6) so that listing the timeline
-stays cheap. The rules live in `pyhudi.services.archival.execute`; this module only declares the keys.
+stays cheap; table versions 8 and 9 keep it as the LSM history in `.hoodie/timeline/history/`
+(`pyhudi.services.archival.lsm`). The rules live in `pyhudi.services.archival`; this module only
+declares the keys.
 
 Validation, as Hudi 0.14 does it (`HoodieWriteConfig.Builder.validate`):
 * `hoodie.keep.max.commits` must be greater than `hoodie.keep.min.commits` (an error);
 * `hoodie.keep.min.commits` not greater than `hoodie.cleaner.commits.retained` is only a
   *warning* since Hudi 0.14 (HUDI-6370): the archiver raises its bounds at run time instead, so
   that it never archives commits the cleaner still keeps (`services.archival.keep_bounds`).
-pyhudi adds one guard of its own: `hoodie.keep.min.commits` and `hoodie.commits.archival.batch`
-must be at least 1 (0 would archive every commit, and an empty commits timeline makes every data
-file look uncommitted to readers).
+pyhudi adds guards of its own: `hoodie.keep.min.commits`, `hoodie.commits.archival.batch` and
+`hoodie.timeline.manifest.retained.versions` must be at least 1 (0 would archive every commit, and
+an empty commits timeline makes every data file look uncommitted to readers; Hudi's LSM cleaning
+would delete every manifest of the history).
 
 The cleaner and compaction keys archival depends on are declared in `config.clean` and
 `config.compaction`; `ArchivalConfig` carries their values.
@@ -65,6 +68,23 @@ COMMITS_ARCHIVAL_BATCH = integer(
     "Archiving of instants is batched in best-effort manner, to pack more instants into a single "
     "archive log. This config controls such archival batch size.",
 )
+# Table versions 8 and 9: the LSM history's compaction and cleaning (`LSMTimelineWriter`).
+TIMELINE_COMPACTION_BATCH_SIZE = integer(
+    "hoodie.timeline.compaction.batch.size",
+    10,
+    "Table versions 8 and 9: the number of small files of one layer of the LSM timeline "
+    "history compacted at once into a file of the next layer.",
+)
+TIMELINE_COMPACTION_TARGET_FILE_MAX_BYTES = integer(
+    "hoodie.timeline.compaction.target.file.max.bytes",
+    1048576000,
+    "Table versions 8 and 9: max size (in bytes) for each archived timeline file.",
+)
+TIMELINE_MANIFEST_RETAINED_VERSIONS = integer(
+    "hoodie.timeline.manifest.retained.versions",
+    3,
+    "Table versions 8 and 9: number of LSM timeline manifest versions to retain.",
+)
 # Table version 8 keys of hoodie.properties that locate the LSM history (read-only in pyhudi).
 # They describe the table layout and would sit better in `config/table.py`.
 TIMELINE_PATH = string(
@@ -91,6 +111,9 @@ class ArchivalConfig:
     cleaner_hours_retained: int = 24
     compaction_trigger_strategy: str = "NUM_COMMITS"
     compaction_max_delta_commits: int = 5
+    timeline_compaction_batch_size: int = 10
+    timeline_compaction_max_file_bytes: int = 1048576000
+    timeline_manifest_retained_versions: int = 3
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ArchivalConfig:
@@ -106,6 +129,11 @@ class ArchivalConfig:
             cleaner_hours_retained=_clean.HOURS_RETAINED.get(options),
             compaction_trigger_strategy=_compaction.TRIGGER_STRATEGY.get(options),
             compaction_max_delta_commits=_compaction.MAX_DELTA_COMMITS.get(options),
+            timeline_compaction_batch_size=TIMELINE_COMPACTION_BATCH_SIZE.get(options),
+            timeline_compaction_max_file_bytes=TIMELINE_COMPACTION_TARGET_FILE_MAX_BYTES.get(
+                options
+            ),
+            timeline_manifest_retained_versions=TIMELINE_MANIFEST_RETAINED_VERSIONS.get(options),
         )
         config.validate()
         return config
@@ -117,6 +145,11 @@ class ArchivalConfig:
             )
         if self.batch_size < 1:
             raise ConfigError(f"{COMMITS_ARCHIVAL_BATCH.key}={self.batch_size} must be at least 1")
+        if self.timeline_manifest_retained_versions < 1:
+            raise ConfigError(
+                f"{TIMELINE_MANIFEST_RETAINED_VERSIONS.key}="
+                f"{self.timeline_manifest_retained_versions} must be at least 1"
+            )
         if self.max_commits_to_keep <= self.min_commits_to_keep:
             raise ConfigError(
                 f"Increase {MAX_COMMITS_TO_KEEP.key}={self.max_commits_to_keep} to be greater "

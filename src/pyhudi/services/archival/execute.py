@@ -1,5 +1,9 @@
-"""Timeline archival (Hudi 0.14 `HoodieTimelineArchiver`, table version 6): move old instants from
-`.hoodie/` into the next archive log file `.hoodie/archived/.commits_.archive.<N>_1-0-1`.
+"""Timeline archival: move old instants out of the active timeline.
+
+Table version 6 (Hudi 0.14 `HoodieTimelineArchiver`): from `.hoodie/` into the next archive log
+file `.hoodie/archived/.commits_.archive.<N>_1-0-1`. Table versions 8 and 9 (Hudi 1.2
+`TimelineArchiverV2`): from `.hoodie/timeline/` into the LSM history (`archive_lsm`,
+`pyhudi.services.archival.lsm`).
 
 What is archived is `pyhudi.services.archival.plan`'s business (`plan_archival`).
 
@@ -10,6 +14,14 @@ then are the timeline files deleted: requested, then inflight, then completed fi
 time (HUDI-7207). A crash before the deletes leaves the instants active (archived twice at worst,
 which readers collapse); a crash during them never leaves a pending file whose completed file
 is gone while the pending one remains.
+
+Versions 8 and 9 (`archive_lsm`): the instants' rows are written as one layer-0 parquet file of
+the history and a new manifest (`LsmHistory.write_instants`), then the timeline files are deleted
+in the same order, then the history's layers are compacted and cleaned. A crash before the
+manifest leaves the instants active (the file is rewritten next time); after it, they are in both
+places until the next archival deletes them, which writes nothing again for a file the manifest
+lists. The `hoodie.metadata.*` keys are not applied there: pyhudi does not maintain a version 8/9
+metadata table yet, so archival leaves it as it is (and stops at its latest compaction).
 """
 
 from __future__ import annotations
@@ -32,10 +44,12 @@ from pyhudi.codec.file_names import (
     parse_log_file,
 )
 from pyhudi.config.archival import ArchivalConfig
-from pyhudi.exceptions import CommitConflictError
-from pyhudi.metadata.writer import prepare_metadata_table
+from pyhudi.config.metadata import METADATA_ENABLE
+from pyhudi.exceptions import CommitConflictError, UnsupportedVersionError
+from pyhudi.metadata.writer import metadata_enabled, prepare_metadata_table
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.model.results import ArchiveResult
+from pyhudi.services.archival.lsm import ArchivedAction, LsmHistory
 from pyhudi.services.archival.plan import plan_archival
 from pyhudi.storage import FileStatus
 from pyhudi.table.context import TableContext
@@ -57,11 +71,76 @@ def archive(
     `hoodie.metadata.*` keys apply first, as Hudi's write client applies them (false deletes the
     metadata table, a disabled index drops its partition).
     """
+    if ctx.config.version >= 8:
+        check_lsm_archival(ctx)
+        with table_transaction(ctx, lock_options):
+            disabled = lock_options is not None and not metadata_enabled(lock_options)
+            if disabled and "files" in ctx.config.metadata_partitions:
+                log.warning(
+                    "%s=false: pyhudi leaves the metadata table of version %d table %s as it is "
+                    "(Hudi's next write deletes it)",
+                    METADATA_ENABLE.key,
+                    ctx.config.version,
+                    ctx.base_path,
+                )
+            return archive_lsm(ctx, config)
     ctx.config.check_writable(ctx.base_path)
     with table_transaction(ctx, lock_options):
         if lock_options is not None:
             prepare_metadata_table(ctx, lock_options)
         return _archive(ctx, config)
+
+
+#: The table versions whose archival pyhudi writes as Hudi 1.2 does (the LSM history).
+LSM_ARCHIVAL_VERSIONS = (8, 9)
+
+
+def check_lsm_archival(ctx: TableContext) -> None:
+    """Archival's own check on version 8/9 tables (writes there are not all open yet)."""
+    ctx.config.check_readable(ctx.base_path)
+    if ctx.config.version not in LSM_ARCHIVAL_VERSIONS or ctx.config.timeline_layout_version < 2:
+        raise UnsupportedVersionError(
+            f"pyhudi archives tables of version 6, 8 and 9 (timeline layout 2); {ctx.base_path} "
+            f"has version {ctx.config.version}, timeline layout "
+            f"{ctx.config.timeline_layout_version}"
+        )
+
+
+def archive_lsm(ctx: TableContext, config: ArchivalConfig) -> ArchiveResult:
+    """Table versions 8 and 9: archive into the LSM history (module docstring), under the caller's
+    lock."""
+    ctx.active.reload()
+    instants = plan_archival(ctx, config)
+    if not instants:
+        return ArchiveResult()
+    files = _timeline_files_of(ctx, instants)
+    actions = _archived_actions(files)
+    if not actions:
+        return ArchiveResult()
+    for action in actions:  # Hudi deletes an instant's markers before writing its row
+        ctx.storage.delete_dir(ctx.marker_folder(action.time))
+    history = LsmHistory(ctx, config)
+    path = history.write_instants(actions)
+    _delete_timeline_files(ctx, files)
+    history.compact_and_clean()
+    ctx.active.reload()
+    archived = tuple(a.completed[0] for a in actions)
+    return ArchiveResult(archived, path, len(files))
+
+
+def _archived_actions(files: list[TimelineFile]) -> list[ArchivedAction]:
+    """One `ArchivedAction` per instant with a completed file, by instant time (Hudi's order)."""
+    grouped: dict[tuple[str, Action], list[TimelineFile]] = {}
+    for instant, status in files:
+        grouped.setdefault((instant.time, instant.action.completed_action), []).append(
+            (instant, status)
+        )
+    actions = []
+    for key in sorted(grouped):
+        group = grouped[key]
+        if any(i.state is State.COMPLETED for i, _ in group):
+            actions.append(ArchivedAction.of(group))
+    return actions
 
 
 def _archive(ctx: TableContext, config: ArchivalConfig) -> ArchiveResult:

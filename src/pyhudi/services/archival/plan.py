@@ -27,6 +27,21 @@ What is archived (`plan_archival`):
    * on a metadata table: the data table's first commit (any state) and first pending instant.
 3. Completed clean and rollback instants, per action: when more than `max`, the oldest down to
    `min` (Hudi 0.14; Hudi 1.x archives those older than the last archived commit instead).
+
+Table versions 8 and 9 (`plan_lsm_archival`, Hudi 1.2 `TimelineArchiverV2`) differ in:
+* compaction: the deltacommits counted are those completed after the latest completed commit or
+  replacecommit was requested (or pending and requested after it), by completion time;
+* clustering: pending instants are `clustering`, and the rule is the clean-based one only (no
+  inflight-replacecommit rule);
+* with a metadata table: commits are archived only up to (not including) the first one completed
+  after the metadata table's latest compaction (nothing at all before the first compaction);
+* clean and rollback instants are archived only with commits: the completed ones requested before
+  the last commit archived now;
+* the latest clean's `earliestCommitToRetain` is no bound: Hudi 1.2's archiver for these versions
+  ignores it (`hoodie.archive.block.on.latest.clean.ectr` is read by its version 6 archiver
+  only), so pyhudi does not apply it either.
+The other bounds (savepoint, pending instants, uncleaned replaced file groups, the data table's
+bound on a metadata table) are the same.
 """
 
 from __future__ import annotations
@@ -62,6 +77,8 @@ log = logging.getLogger(__name__)
 
 def plan_archival(ctx: TableContext, config: ArchivalConfig) -> list[Instant]:
     """The instants to archive now (one per instant, in its highest state), sorted."""
+    if ctx.config.version >= 8:
+        return plan_lsm_archival(ctx, config)
     timeline = ctx.active.timeline
     min_keep, max_keep = keep_bounds(ctx, config)
     chosen = [
@@ -292,3 +309,93 @@ def _cleans_and_rollbacks_to_archive(
         if len(done) > max_keep:
             chosen.extend(done[: len(done) - min_keep])
     return chosen
+
+
+# ---- table versions 8 and 9 (Hudi 1.2 TimelineArchiverV2) -------------------------------------
+
+
+def plan_lsm_archival(ctx: TableContext, config: ArchivalConfig) -> list[Instant]:
+    """The instants a version 8/9 archival moves to the LSM history (see the module docstring)."""
+    timeline = ctx.active.timeline
+    min_keep, max_keep = keep_bounds(ctx, config)
+    commits = timeline.commits().instants
+    if len(commits) <= max_keep:
+        return []
+    bounds = [
+        _first_savepoint(timeline),
+        _retain_for_pending(timeline),
+        _retain_for_compaction_v2(ctx, config),
+        _retain_for_clustering_v2(ctx),
+        _metadata_table_bound_v2(ctx),
+        _data_table_bound(ctx),
+    ]
+    present = [b for b in bounds if b is not None]
+    bound = min(present) if present else None
+    candidates = [i for i in commits if bound is None or i.time < bound]
+    chosen = _stop_at_uncleaned_replace(ctx, candidates[: len(commits) - min_keep])
+    if not chosen:
+        return []
+    last = chosen[-1].time
+    cleans = timeline.completed().with_actions(Action.CLEAN, Action.ROLLBACK)
+    chosen += [i for i in cleans if i.time < last]
+    return sorted(chosen, key=Instant.sort_key)
+
+
+def _retain_for_compaction_v2(ctx: TableContext, config: ArchivalConfig) -> str | None:
+    """Hudi 1.2 `CompactionUtils.getEarliestInstantToRetainForCompaction` (MOR, NUM_COMMITS or
+    NUM_AND_TIME): deltacommits are counted by completion time after the last compaction."""
+    if not ctx.config.is_merge_on_read or config.compaction_trigger_strategy not in (
+        "NUM_COMMITS",
+        "NUM_AND_TIME",
+    ):
+        return None
+    timeline = ctx.active.timeline
+    last = timeline.completed().with_actions(Action.COMMIT, Action.REPLACE_COMMIT).last
+    deltas = timeline.with_actions(Action.DELTA_COMMIT).instants
+    if last is not None:
+        window, anchor = [d for d in deltas if _modified_after(d, last.time)], last
+    elif deltas:
+        window, anchor = list(deltas), deltas[0]
+    else:
+        return None
+    max_deltas = config.compaction_max_delta_commits
+    if len(window) < max_deltas:
+        return anchor.time
+    return window[len(window) - max_deltas].time
+
+
+def _modified_after(instant: Instant, time: str) -> bool:
+    """Hudi 1.x `findInstantsModifiedAfterByCompletionTime`: completed after `time`, or pending
+    and requested after it."""
+    if instant.completion_time is None:
+        return instant.is_pending and instant.time > time
+    return instant.completion_time > time and instant.time != time
+
+
+def _retain_for_clustering_v2(ctx: TableContext) -> str | None:
+    """Hudi 1.2 `ClusteringUtils.getEarliestInstantToRetainForClustering`: replacecommits and
+    clusterings (any state) stay from the first one at or after the latest clean's bound."""
+    replaces = ctx.active.timeline.with_actions(Action.REPLACE_COMMIT, Action.CLUSTERING)
+    if not replaces:
+        return None
+    clean_bound = latest_clean_retain_bound(ctx)
+    if clean_bound is None:
+        retain = replaces.first
+    else:
+        retain = replaces.filter(lambda i: i.time >= clean_bound).first
+    return retain.time if retain else None
+
+
+def _metadata_table_bound_v2(ctx: TableContext) -> str | None:
+    """With a metadata table: the first completed commit completed after its latest compaction;
+    nothing may be archived before its first compaction (Hudi 1.2)."""
+    if "files" not in ctx.config.metadata_partitions:
+        return None
+    mdt = open_metadata_table(ctx)
+    if mdt is None:
+        return None
+    compaction = latest_compaction(mdt)
+    if compaction is None:
+        return _ARCHIVE_NOTHING
+    after = [i for i in ctx.active.timeline.commits() if _modified_after(i, compaction.time)]
+    return after[0].time if after else None

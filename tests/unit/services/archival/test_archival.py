@@ -324,11 +324,11 @@ def test_crash_before_deleting_timeline_files_is_archived_again_without_duplicat
     assert [i.time for i in whole_timeline(ctx)] == times(1, 35)
 
 
-def test_archive_refuses_table_version_8(tmp_path):
+def test_archive_refuses_a_version_8_table_without_timeline_layout_2(tmp_path):
     ctx = new_table(
-        tmp_path, **{"hoodie.table.version": "8", "hoodie.timeline.layout.version": "2"}
+        tmp_path, **{"hoodie.table.version": "8", "hoodie.timeline.layout.version": "1"}
     )
-    with pytest.raises(UnsupportedVersionError):
+    with pytest.raises(UnsupportedVersionError, match="timeline layout 1"):
         archive(ctx, DEFAULT)
 
 
