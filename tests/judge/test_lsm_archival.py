@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from pyspark.sql import functions as F
 
 import pyhudi
@@ -26,6 +27,7 @@ from pyhudi.codec.lsm_timeline import (
     decode_manifest,
     encode_manifest,
 )
+from tests.helpers.fixtures import unzip_table
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 
 #: Hudi's `TimelineArchiverV2` on the table at `path`, configured by `options` only.
@@ -86,14 +88,17 @@ def _names(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.endswith(".crc"))
 
 
-def _archive_both(hudi: Any, path: Path, options: dict[str, str]) -> tuple[Path, str]:
-    """Hudi archives a copy of the table, pyhudi the table; returns the copy and pyhudi's result."""
+def _archive_both(hudi: Any, path: Path, *runs: dict[str, str]) -> tuple[Path, list[str]]:
+    """Hudi archives a copy of the table, pyhudi the table, once per options of `runs`; returns
+    the copy and pyhudi's results."""
     copy = path.with_name(path.name + "-hudi")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(path, copy)
-    hudi.run(HUDI_ARCHIVES, path=str(copy), options=options)
-    result = pyhudi.HudiTable(str(path)).archive(options)
-    return copy, str(result)
+    results = []
+    for options in runs:
+        hudi.run(HUDI_ARCHIVES, path=str(copy), options=options)
+        results.append(str(pyhudi.HudiTable(str(path)).archive(options)))
+    return copy, results
 
 
 def _assert_same_history(ours: Path, theirs: Path) -> None:
@@ -135,8 +140,8 @@ def _archived_commits(path: str) -> list[str]:
 
 def test_pyhudi_archives_a_v9_merge_on_read_table_as_hudi_1_2(spark, hudi_1_2, tmp_path):  # type: ignore[no-untyped-def]
     """MOR with Hudi's metadata table (its compaction bounds archival) and inline compaction plans,
-    no cleaning (time travel to archived instants); two archivals, the second compacting the
-    history; Hudi reads and continues."""
+    no cleaning (time travel to archived instants); Hudi reads pyhudi's history, then archives on
+    top of it, compacting pyhudi's layer-0 file with its own into layer 1."""
     path = tmp_path / "mor9"
     options = _options(
         "mor9",
@@ -144,19 +149,13 @@ def test_pyhudi_archives_a_v9_merge_on_read_table_as_hudi_1_2(spark, hudi_1_2, t
         **{"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"},
         **{"hoodie.clean.automatic": "false", "hoodie.metadata.compact.max.delta.commits": "3"},
     )
-    for ts in range(4):
+    for ts in range(3):  # deltacommit, deltacommit + compaction, deltacommit
         hudi_1_2.write(str(path), _rows(range(4), ts), options)
-    copy, result = _archive_both(hudi_1_2, path, ARCHIVE)
-    assert "archived" in result, result
+    copy, results = _archive_both(hudi_1_2, path, ARCHIVE)
+    assert "archived" in results[0], results
     _assert_same_history(path, copy)
     first_archived = _archived_commits(str(path))
     assert len(first_archived) >= 2
-
-    for ts in range(4, 6):
-        hudi_1_2.write(str(path), _rows(range(2, 6), ts), options)
-    copy, result = _archive_both(hudi_1_2, path, ARCHIVE)
-    _assert_same_history(path, copy)
-    assert any(n.endswith("_1.parquet") for n in _names(path / ".hoodie/timeline/history"))
 
     # Hudi reads the timeline pyhudi archived: its archived commits are pyhudi's, with their stats.
     hudi_1_2.sql(f"CREATE TABLE mor9 USING hudi LOCATION '{path}'")
@@ -187,12 +186,13 @@ def test_pyhudi_archives_a_v9_merge_on_read_table_as_hudi_1_2(spark, hudi_1_2, t
 
     # Hudi archives (and compacts) on top of pyhudi's history; pyhudi reads all of it.
     continued = {**options, **ARCHIVE, "hoodie.archive.automatic": "true"}
-    for ts in range(6, 8):
+    for ts in range(3, 5):
         hudi_1_2.write(str(path), _rows(range(4), ts), continued)
     theirs = hudi_1_2.call("show_archived_commits", table="mor9", limit=100, **TIME_RANGE)
     now_archived = _archived_commits(str(path))
     assert sorted({r["commit_time"] for r in theirs}) == now_archived
     assert len(now_archived) > len(archived)
+    assert any(n.endswith("_1.parquet") for n in _names(path / ".hoodie/timeline/history"))
 
 
 def test_pyhudi_archives_a_v8_copy_on_write_table_as_hudi_1_2(spark, hudi_1_2, tmp_path):  # type: ignore[no-untyped-def]
@@ -209,8 +209,8 @@ def test_pyhudi_archives_a_v8_copy_on_write_table_as_hudi_1_2(spark, hudi_1_2, t
         hudi_1_2.write(str(path), _rows(range(4), ts), options)
     assert "hoodie.table.version=8" in (path / ".hoodie/hoodie.properties").read_text()
     no_mdt = {**ARCHIVE, "hoodie.metadata.enable": "false"}
-    copy, result = _archive_both(hudi_1_2, path, no_mdt)
-    assert "archived" in result, result
+    copy, results = _archive_both(hudi_1_2, path, no_mdt)
+    assert "archived" in results[0], results
     _assert_same_history(path, copy)
     archived = pyhudi.HudiTable(str(path)).archived_timeline()
     assert {i.action.value for i in archived} == {"commit", "clean"}
@@ -220,3 +220,28 @@ def test_pyhudi_archives_a_v8_copy_on_write_table_as_hudi_1_2(spark, hudi_1_2, t
     assert sorted({r["commit_time"] for r in theirs}) == _archived_commits(str(path))
     their_read = hudi_frame(spark, hudi_1_2.read(str(path), HUDI_READ))
     assert_same_read(pyhudi.read(spark, str(path)), their_read, "snapshot after archival")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "first_min"),
+    [
+        ("cow__v9_txns_simple_meta", 8),
+        ("mor_avro__v9_txns_simple_meta", 8),
+        ("mor_avro__v8_trips_8i3u1d", 4),
+    ],
+)
+def test_pyhudi_archives_hudi_written_tables_as_hudi_1_2(hudi_1_2, tmp_path, fixture, first_min):  # type: ignore[no-untyped-def]
+    """Real Hudi 1.x tables (tests/data/hudi-tables) with clustering, insert overwrite, indexing
+    and compaction instants and a metadata table: two archivals, the second one's layer-0 file
+    compacted with the first one's into layer 1, pyhudi's and Hudi's alike."""
+    path = unzip_table(fixture, tmp_path)
+    keep = {
+        "hoodie.keep.min.commits": str(first_min),
+        "hoodie.keep.max.commits": str(first_min + 1),
+    }
+    first = {**ARCHIVE, **keep}
+    options = {**ARCHIVE, "hoodie.compact.inline.max.delta.commits": "1"}
+    copy, results = _archive_both(hudi_1_2, path, first, options)
+    assert all("archived" in r for r in results), results
+    _assert_same_history(path, copy)
+    assert any(n.endswith("_1.parquet") for n in _names(path / ".hoodie/timeline/history"))
