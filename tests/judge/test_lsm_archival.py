@@ -27,6 +27,10 @@ from pyhudi.codec.lsm_timeline import (
     decode_manifest,
     encode_manifest,
 )
+from pyhudi.config.archival import ArchivalConfig
+from pyhudi.services.archival.execute import archive
+from pyhudi.table.context import TableContext
+from pyhudi.table.metadata_table import open_metadata_table
 from tests.helpers.fixtures import unzip_table
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 
@@ -233,7 +237,8 @@ def test_pyhudi_archives_a_v8_copy_on_write_table_as_hudi_1_2(spark, hudi_1_2, t
 def test_pyhudi_archives_hudi_written_tables_as_hudi_1_2(hudi_1_2, tmp_path, fixture, first_min):  # type: ignore[no-untyped-def]
     """Real Hudi 1.x tables (tests/data/hudi-tables) with clustering, insert overwrite, indexing
     and compaction instants and a metadata table: two archivals, the second one's layer-0 file
-    compacted with the first one's into layer 1, pyhudi's and Hudi's alike."""
+    compacted with the first one's into layer 1, pyhudi's and Hudi's alike; then the metadata
+    table's own timeline (bounded by the data table's first active commit), alike too."""
     path = unzip_table(fixture, tmp_path)
     keep = {
         "hoodie.keep.min.commits": str(first_min),
@@ -245,3 +250,11 @@ def test_pyhudi_archives_hudi_written_tables_as_hudi_1_2(hudi_1_2, tmp_path, fix
     assert all("archived" in r for r in results), results
     _assert_same_history(path, copy)
     assert any(n.endswith("_1.parquet") for n in _names(path / ".hoodie/timeline/history"))
+
+    mdt_options = {**options, "hoodie.compact.inline.max.delta.commits": "10"}
+    hudi_1_2.run(HUDI_ARCHIVES, path=str(copy / ".hoodie/metadata"), options=mdt_options)
+    mdt = open_metadata_table(TableContext.open(str(path)))
+    assert mdt is not None
+    result = archive(mdt, ArchivalConfig.from_options(mdt_options))
+    assert result.archived, result
+    _assert_same_history(path / ".hoodie/metadata", copy / ".hoodie/metadata")
