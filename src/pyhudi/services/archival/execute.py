@@ -69,20 +69,13 @@ def archive(
     Under the table lock when `lock_options` configure one (Hudi's archiver takes the transaction
     lock too), so a concurrent writer's conflict check never reads a timeline half archived. Their
     `hoodie.metadata.*` keys apply first, as Hudi's write client applies them (false deletes the
-    metadata table, a disabled index drops its partition).
+    metadata table, a disabled index drops its partition); on versions 8 and 9 they do not (the
+    module docstring).
     """
     if ctx.config.version >= 8:
         check_lsm_archival(ctx)
         with table_transaction(ctx, lock_options):
-            disabled = lock_options is not None and not metadata_enabled(lock_options)
-            if disabled and "files" in ctx.config.metadata_partitions:
-                log.warning(
-                    "%s=false: pyhudi leaves the metadata table of version %d table %s as it is "
-                    "(Hudi's next write deletes it)",
-                    METADATA_ENABLE.key,
-                    ctx.config.version,
-                    ctx.base_path,
-                )
+            _warn_metadata_table_kept(ctx, lock_options)
             return archive_lsm(ctx, config)
     ctx.config.check_writable(ctx.base_path)
     with table_transaction(ctx, lock_options):
@@ -103,6 +96,19 @@ def check_lsm_archival(ctx: TableContext) -> None:
             f"pyhudi archives tables of version 6, 8 and 9 (timeline layout 2); {ctx.base_path} "
             f"has version {ctx.config.version}, timeline layout "
             f"{ctx.config.timeline_layout_version}"
+        )
+
+
+def _warn_metadata_table_kept(ctx: TableContext, options: Mapping[str, str] | None) -> None:
+    if options is None or metadata_enabled(options):
+        return
+    if "files" in ctx.config.metadata_partitions:
+        log.warning(
+            "%s=false: pyhudi leaves the metadata table of version %d table %s as it is (Hudi's "
+            "next write deletes it)",
+            METADATA_ENABLE.key,
+            ctx.config.version,
+            ctx.base_path,
         )
 
 
