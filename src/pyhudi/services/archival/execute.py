@@ -53,6 +53,7 @@ from pyhudi.services.archival.lsm import ArchivedAction, LsmHistory
 from pyhudi.services.archival.plan import plan_archival
 from pyhudi.storage import FileStatus
 from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
 from pyhudi.table.lock import table_transaction
 from pyhudi.timeline.archived import archive_files, archive_folder
 from pyhudi.timeline.instant_time import format_instant
@@ -214,6 +215,8 @@ def _next_archive_path(ctx: TableContext) -> str:
 def _delete_timeline_files(ctx: TableContext, files: list[TimelineFile]) -> None:
     """Requested, then inflight, then completed files in ascending time (Hudi's order)."""
     for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+        if state is State.COMPLETED:
+            fault_point("archival.after_pending_files_deleted")
         for instant, status in files:
             if instant.state is state:
                 ctx.storage.delete(status.path)

@@ -18,6 +18,11 @@ The order of writes, each step crash-safe as Hudi's is:
    them. Then, when more than `hoodie.timeline.manifest.retained.versions` (+ the number of layers
    compacted now) manifests exist, the older manifests are deleted, then every parquet file none
    of the retained manifests names.
+
+Fault points (`pyhudi.table.faults`) between the steps: `archival.after_history_file`,
+`archival.after_manifest`, `archival.after_version_deleted`, `archival.after_compacted_file`,
+`archival.after_compaction`, `archival.after_manifests_cleaned`; the caller adds
+`archival.after_pending_files_deleted` between the two halves of step 3.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from pyhudi.exceptions import CorruptFileError
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.storage import FileStatus, Storage
 from pyhudi.table.context import TableContext
+from pyhudi.table.faults import fault_point
 from pyhudi.timeline.archived import history_folder
 
 log = logging.getLogger(__name__)
@@ -131,8 +137,10 @@ class LsmHistory:
         if self.storage.delete(manifest_path):  # left by a crash before `_version_` named it
             log.info("deleted %s left by a failed archival", manifest_path)
         self.storage.create_new(manifest_path, encode_manifest(entries))
+        fault_point("archival.after_manifest")
         version_path = self.path(VERSION_FILE)
         self.storage.delete(version_path)
+        fault_point("archival.after_version_deleted")
         self.storage.create_new(version_path, encode_version(new_version))
         return new_version
 
@@ -154,6 +162,7 @@ class LsmHistory:
             self.storage.delete(path)  # written, never made visible: a crash left it
         rows = [self._row(action) for action in actions]
         self.storage.create_new(path, encode_lsm_file(rows))
+        fault_point("archival.after_history_file")
         self.update_manifest((), name)
         return path
 
@@ -222,7 +231,9 @@ class LsmHistory:
             data = self.storage.read_bytes(self.path(source))
             rows.extend(decode_lsm_file(data, what=f"LSM timeline file {self.path(source)}"))
         self.storage.create_new(path, encode_lsm_file(rows))
+        fault_point("archival.after_compacted_file")
         self.update_manifest(candidates, name)
+        fault_point("archival.after_compaction")
         log.info("compacted LSM timeline files %s into %s", candidates, name)
         return name
 
@@ -253,6 +264,7 @@ class LsmHistory:
             version = parse_manifest_version(status.name)
             if version is not None and version not in kept:
                 self.storage.delete(status.path)
+        fault_point("archival.after_manifests_cleaned")
         for status in self.storage.list_dir(self.folder):
             if status.name.endswith(".parquet") and status.name not in names:
                 self.storage.delete(status.path)
