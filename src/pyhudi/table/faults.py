@@ -25,7 +25,8 @@ X in `compaction`, `clustering`, `clean`: `X.after_requested`, `X.after_inflight
 `X.after_data_files`, `X.after_commit`; with a metadata table, `write.after_metadata_commit` and
 `X.after_metadata_commit` (its deltacommit completed, the data instant not yet).
 The metadata table's compaction: `metadata_compaction.after_requested`, `.after_inflight`,
-`.after_base_files`, `.after_commit`.
+`.after_base_files`, `.after_commit`. Archival: `archival.after_pending_files_deleted`, and on
+versions 8/9 the LSM history's steps (`pyhudi.services.archival.lsm`).
 """
 
 from __future__ import annotations
