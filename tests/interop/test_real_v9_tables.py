@@ -12,6 +12,7 @@ from tests.helpers.oracle import META, hudi_rs_table, rows
 
 import pyhudi
 from pyhudi.exceptions import MissingDependencyError
+from pyhudi.metadata.validation import validate
 
 COW_V9 = [
     "cow__v9_lance_txns_simple",
@@ -95,21 +96,23 @@ def test_lance_table_without_pylance_is_an_error_naming_the_extra(spark, hudi_ta
     assert "pyhudi[lance]" in str(caught.value) and "LANCE" in str(caught.value)
 
 
-def _listing(root) -> dict[str, int]:
-    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
-
-
 @pytest.mark.parametrize("name", ["cow__v9_txns_simple_nometa", "mor_avro__v9_txns_simple_meta"])
-def test_writing_a_v9_table_with_its_metadata_table_is_refused_and_leaves_it_untouched(
-    spark, hudi_tables, tmp_path, name
-):
+def test_pyhudi_writes_a_v9_table_with_its_metadata_table(spark, hudi_tables, tmp_path, name):
+    """The metadata table of a Hudi 1.x table is written on (created where there was none): its
+    `files` partition lists exactly the files on storage; index partitions pyhudi does not write
+    at version 9 are disabled (Hudi rebuilds them)."""
     copy = tmp_path / "v9"
     shutil.copytree(hudi_tables[name], copy)
-    before = _listing(copy)
     df = pyhudi.read(spark, str(copy)).drop(*META)
-    with pytest.raises(pyhudi.UnsupportedOperationError) as caught:
-        pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "upsert"})
-    message = str(caught.value)
-    assert "metadata table of table version 9" in message
-    assert "hoodie.metadata.enable=false" in message
-    assert _listing(copy) == before
+    before = df.count()
+    result = pyhudi.write(df.limit(3), str(copy), {"hoodie.datasource.write.operation": "upsert"})
+    props = pyhudi.HudiTable(str(copy)).properties
+    assert props["hoodie.table.version"] == "9"
+    assert props["hoodie.table.metadata.partitions"] == "files"
+    mdt = copy / ".hoodie" / "metadata"
+    assert (mdt / ".hoodie" / "hoodie.properties").read_text().count("hoodie.table.version=9") == 1
+    own_logs = list((mdt / "files").glob(f".files-0000-0_{result.instant_time}.log.1_*"))
+    assert len(own_logs) == 1, sorted(p.name for p in (mdt / "files").iterdir())
+    report = validate(str(copy))
+    assert report.ok, [str(d) for d in report.differences]
+    assert pyhudi.read(spark, str(copy)).count() == before

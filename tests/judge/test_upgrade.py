@@ -1,13 +1,14 @@
 """Hudi 1.2 upgrades pyhudi's table: writing into a pyhudi v6 table with its defaults (auto-upgrade
 on, table version 9) upgrades the table to version 9; pyhudi then reads every query type exactly
-as Hudi 1.2 does, and refuses to write it with its metadata table (not written at 9 yet)."""
+as Hudi 1.2 does, and writes on with its metadata table (the `files` partition; Hudi's index
+partitions disabled)."""
 
 from __future__ import annotations
 
 import pytest
 
 import pyhudi
-from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.metadata.validation import validate
 from tests.judge.agreement import assert_readers_agree
 from tests.judge.tables import all_types_frame, base_options
 
@@ -35,6 +36,13 @@ def test_hudi_1_2_upgrades_a_pyhudi_table(spark, hudi_1_2, tmp_path, table_type)
     count = assert_readers_agree(spark, hudi_1_2, path, what, hudi_rs=False)
     assert count == 27  # keys 3..29
 
-    with pytest.raises(UnsupportedOperationError, match=r"metadata table of table version 9"):
-        pyhudi.write(all_types_frame(spark, range(2), 5, "p"), path, upsert)
-    assert pyhudi.HudiTable(path).properties["hoodie.table.version"] == "9"
+    pyhudi.write(all_types_frame(spark, range(2), 5, "p"), path, upsert)
+    props = pyhudi.HudiTable(path).properties
+    assert props["hoodie.table.version"] == "9"
+    assert props["hoodie.table.metadata.partitions"] == "files"
+    report = validate(path)
+    assert report.ok, [str(d) for d in report.differences]
+    count = assert_readers_agree(
+        spark, hudi_1_2, path, f"{what}, pyhudi on", only=("snapshot",), hudi_rs=False
+    )
+    assert count == 29  # keys 0, 1 and 3..29

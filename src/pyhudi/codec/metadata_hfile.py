@@ -35,7 +35,7 @@ from typing import Any
 
 import fastavro
 
-from pyhudi.codec.avro_schemas import raw_schema
+from pyhudi.codec.avro_schemas import raw_schema, written_schema
 from pyhudi.codec.bloom import new_bloom_filter
 from pyhudi.codec.hfile import HFILE_MDT_COMPARATOR, write_hfile
 from pyhudi.codec.metadata_records import (
@@ -72,6 +72,17 @@ def metadata_schema_json() -> str:
     ]
     schema["fields"] = meta + list(schema["fields"])
     return json.dumps(schema, separators=(",", ":"))
+
+
+def written_metadata_schema(table_version: int, *, meta_fields: bool = True) -> str:
+    """The record schema text of a metadata table at `table_version`: in its HFiles and log block
+    SCHEMA headers (`meta_fields`), or in its commits' `schema` entry (without the meta fields).
+    Versions 8 and 9: Hudi 1.2's `HoodieMetadataRecord` verbatim (`avsc/written-1.2`, taken from
+    files Hudi 1.2 wrote); version 6: `metadata_schema_json()` for both."""
+    if table_version < 8:
+        return metadata_schema_json()
+    name = "HoodieMetadataRecordWithMetaFields" if meta_fields else "HoodieMetadataRecord"
+    return written_schema(name)[0]
 
 
 def java_strings(schema: Any) -> Any:

@@ -19,6 +19,13 @@ On the metadata table's timeline and storage:
 | execute  | `.hoodie/<t>001.compaction.inflight`; per operation `<partition>/<fileId>_0-0-0_<t>001.hfile` (CREATE marker in `.hoodie/.temp/<t>001`) holding the merged records |
 | complete | `.hoodie/<t>001.commit`: `HoodieCommitMetadata` JSON, operation COMPACT, `compacted: true` |
 
+Table versions 8 and 9 (Hudi 1.2's `compactIfNecessary`): the compaction instant is a new instant
+time (or, when a data instant still pending has its deltacommit completed on the metadata table,
+1 ms before the earliest such one, so it can still be rolled back), not `<t>001`; no pending data
+instant holds it back; the plan takes the log files of deltacommits that completed before that
+time (a log file is named by its own deltacommit); the plan is Hudi 1.2's Avro (version 2), the
+base file `<fileId>_0-0-0_<compaction instant>.hfile` and the commit `<t>_<completion>.commit`.
+
 Merging is `MetadataTable`'s: base records, then the valid log blocks in order (`merge_records`:
 newer over older, file tombstones drop a listed file or stay when the older side lacks it), keys
 of DELETE blocks removed. A re-execution of an inflight compaction overwrites its own base files.
@@ -32,6 +39,7 @@ import logging
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pyhudi.codec import avro_schemas
 from pyhudi.codec.commit_metadata import encode_commit_metadata
@@ -41,7 +49,7 @@ from pyhudi.codec.file_names import (
     marker_name,
     parse_log_file,
 )
-from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
+from pyhudi.codec.metadata_hfile import write_metadata_hfile, written_metadata_schema
 from pyhudi.codec.service_plans import compaction_plan_from_avro, compaction_plan_to_avro
 from pyhudi.config.metadata_services import MetadataServicesConfig
 from pyhudi.exceptions import CorruptFileError, UnsupportedOperationError
@@ -60,6 +68,7 @@ from pyhudi.table.metadata_table import (
     COMPACTION_SUFFIX,
     deltacommits_since_latest_compaction,
 )
+from pyhudi.timeline.instant_time import format_instant, new_instant_time, parse_instant
 
 HFILE_EXTENSION = ".hfile"
 
@@ -77,6 +86,8 @@ def compaction_due(
     latest = latest_deltacommit(mdt)
     if latest is None:
         return None
+    if mdt.config.version >= 8:
+        return _compaction_due_1x(data, mdt, config)
     instant_time = latest.time + COMPACTION_SUFFIX
     timeline = mdt.active.timeline
     if any(i.time == instant_time for i in timeline):
@@ -90,16 +101,48 @@ def compaction_due(
     return instant_time
 
 
-def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
-    """One operation per file group whose latest slice has log files; None when there is none."""
+def _compaction_due_1x(
+    data: TableContext, mdt: TableContext, config: MetadataServicesConfig
+) -> str | None:
+    """Versions 8+: the compaction instant time when enough deltacommits followed the latest
+    compaction; 1 ms before the earliest data instant pending on the data table but completed on
+    the metadata table, else a new instant time."""
+    timeline = mdt.active.timeline
+    if any(i.action in (Action.COMPACTION, Action.DELTA_COMMIT) for i in timeline.pending()):
+        return None
+    if len(deltacommits_since_latest_compaction(mdt)) < config.compact_max_delta_commits:
+        return None
+    done = set(timeline.completed().times())
+    synced = [i.time for i in data.active.timeline.pending() if i.time in done]
+    if synced:
+        instant_time = format_instant(parse_instant(min(synced)) - timedelta(milliseconds=1))
+    else:
+        known = [*timeline.times(), *data.active.timeline.times()]
+        instant_time = new_instant_time(known, utc=data.config.timeline_timezone_utc)
+    if instant_time in done:
+        return None
+    return instant_time
+
+
+def plan_metadata_compaction(
+    mdt: TableContext, instant_time: str | None = None
+) -> CompactionPlan | None:
+    """One operation per file group whose latest slice has log files; None when there is none.
+    Versions 8+: only log files of deltacommits completed before `instant_time`."""
     view = mdt.view()
     operations = []
+    completed_before = _completed_before(mdt, instant_time)
     for partition in view.partition_paths():
         for group in view.file_groups(None, [partition]):
             latest = group.slices[0] if group.slices else None
             if latest is None or not latest.log_files:
                 continue
-            logs = sorted(latest.log_files, key=LogFile.sort_key)  # Hudi's log file order
+            logs = list(latest.log_files)
+            if completed_before is not None:
+                logs = [lf for lf in logs if lf.base_instant_time in completed_before]
+                if not logs:
+                    continue
+            logs = sorted(logs, key=LogFile.sort_key)  # Hudi's log file order
             log_bytes = sum(max(lf.size_bytes, 0) for lf in logs)
             base = latest.base_file
             operations.append(
@@ -116,6 +159,17 @@ def plan_metadata_compaction(mdt: TableContext) -> CompactionPlan | None:
                 )
             )
     return CompactionPlan(tuple(operations)) if operations else None
+
+
+def _completed_before(mdt: TableContext, instant_time: str | None) -> frozenset[str] | None:
+    """Versions 8+: the deltacommits completed before `instant_time` (None: version 6, where a
+    log file is named by its slice's base instant and every committed log file belongs)."""
+    if mdt.config.version < 8 or instant_time is None:
+        return None
+    done = mdt.active.timeline.completed().with_actions(Action.DELTA_COMMIT)
+    return frozenset(
+        i.time for i in done if i.completion_time is None or i.completion_time < instant_time
+    )
 
 
 @dataclass(frozen=True)
@@ -142,12 +196,19 @@ def schedule_metadata_compaction(
     mdt: TableContext, instant_time: str, plan: CompactionPlan | None = None
 ) -> Instant | None:
     """Write `<instant_time>.compaction.requested` when there is something to compact."""
-    plan = plan or plan_metadata_compaction(mdt)
+    plan = plan or plan_metadata_compaction(mdt, instant_time)
     return None if plan is None else _request(mdt, instant_time, plan)
 
 
 def _request(mdt: TableContext, instant_time: str, plan: CompactionPlan) -> Instant:
-    content = avro_schemas.encode_container("HoodieCompactionPlan", compaction_plan_to_avro(plan))
+    record = compaction_plan_to_avro(plan)
+    if mdt.config.version >= 8:  # Hudi 1.2's plan: version 2, no meta fields preserved
+        record.update(
+            extraMetadata={}, version=2, preserveHoodieMetadata=False, missingSchedulePartitions=[]
+        )
+        content = avro_schemas.encode_container_1x("HoodieCompactionPlan", record)
+    else:
+        content = avro_schemas.encode_container("HoodieCompactionPlan", record)
     requested = mdt.active.create_requested(instant_time, Action.COMPACTION, content)
     fault_point("metadata_compaction.after_requested")
     return requested
@@ -172,13 +233,15 @@ def execute_metadata_compaction(
         stat = _write_compacted(mdt, instant.time, compacted)
         stats.setdefault(compacted.operation.partition_path, []).append(stat)
     fault_point("metadata_compaction.after_base_files")
+    version = mdt.config.version
     metadata = CommitMetadata(
         partition_to_write_stats={p: tuple(s) for p, s in stats.items()},
         operation_type=WriteOperationType.COMPACT,
-        extra_metadata={"schema": metadata_schema_json()},
+        extra_metadata={"schema": written_metadata_schema(version, meta_fields=False)},
         compacted=True,
     )
-    completed = mdt.active.complete(current, encode_commit_metadata(metadata))
+    content = encode_commit_metadata(metadata, table_version=version)
+    completed = mdt.active.complete(current, content)
     mdt.storage.delete_dir(mdt.marker_folder(instant.time))
     fault_point("metadata_compaction.after_commit")
     return completed
@@ -206,7 +269,8 @@ def _compact_file_group(
     )
     records = table.merge_file_group(piece, instants)
     name = base_file_name(operation.file_id, DEFAULT_WRITE_TOKEN, instant_time, HFILE_EXTENSION)
-    content = write_metadata_hfile(records.values(), base_file_name=name)
+    schema = written_metadata_schema(table.table.config.version)
+    content = write_metadata_hfile(records.values(), base_file_name=name, schema_json=schema)
     return CompactedFile(operation, name, content, len(records))
 
 
@@ -257,7 +321,7 @@ def compact_if_necessary(
     compaction pyhudi cannot write yet (records it cannot encode) is not scheduled: a warning."""
     done = finish_pending_compactions(data, mdt)
     instant_time = compaction_due(data, mdt, config)
-    plan = plan_metadata_compaction(mdt) if instant_time is not None else None
+    plan = plan_metadata_compaction(mdt, instant_time) if instant_time is not None else None
     if instant_time is None or plan is None:
         return done
     try:

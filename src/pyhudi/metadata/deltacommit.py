@@ -12,6 +12,14 @@ file where storage supports append and rolls over to a new version where it does
 S3, GCS, ...), which is what pyhudi always does. A deltacommit for an instant the metadata table
 already has (a re-executed compaction or clustering, a re-run clean, an undone write) first
 discards the earlier attempt: completed file, its log files, pending files, markers.
+
+Table versions 8 and 9 (Hudi 1.2's layout, the metadata table at the data table's version):
+
+| what                 | file (under `.hoodie/metadata/`)                                   |
+|----------------------|--------------------------------------------------------------------|
+| initialisation       | first a log file `files/.files-0000-0_<init>.log.1_0-0-0` holding one empty DELETE block (`initializeFileGroups`: a file group exists before it has records), then the base HFile `files/files-0000-0_0-0-0_<init>.hfile` of the BULK_INSERT_PREPPED deltacommit `<init>`; a file group without records keeps the log file only |
+| a data-table instant | log file `files/.files-0000-0_<instant>.log.1_0-0-0`: every deltacommit writes a log file of its own, named by its instant (version 1); the completion time files it into a slice |
+| records              | Hudi 1.2's `HoodieMetadataRecord` schema text (with the meta fields in HFiles and block headers, without in the commit's `schema`) |
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from pyhudi.codec.file_names import (
 from pyhudi.codec.log.delete_content import DeleteRecord
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.log.writer import delete_block, encode_blocks, hfile_data_block
-from pyhudi.codec.metadata_hfile import metadata_schema_json, write_metadata_hfile
+from pyhudi.codec.metadata_hfile import write_metadata_hfile, written_metadata_schema
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import IOType, WriteOperationType
@@ -65,14 +73,22 @@ def write_base_deltacommit(
 
 
 def write_base_groups(mdt: TableContext, instant_time: str, groups: Sequence[GroupWrite]) -> None:
-    """An initialising deltacommit (BULK_INSERT_PREPPED): one new base HFile per file group."""
+    """An initialising deltacommit (BULK_INSERT_PREPPED): one new base HFile per file group
+    (version 8+: after each file group's empty first log file; a base file for records only)."""
+    version = mdt.config.version
+    if version >= 8:
+        for group in groups:
+            _initial_log_file(mdt, instant_time, group)
+        groups = [g for g in groups if g.records]
     inflight = _start(mdt, instant_time, WriteOperationType.BULK_INSERT_PREPPED, groups)
+    schema = written_metadata_schema(version)
     stats = []
     for group in groups:
         name = base_file_name(group.file_id, DEFAULT_WRITE_TOKEN, instant_time, _HFILE)
         _marker(mdt, instant_time, group.partition, name, IOType.CREATE)
         path = mdt.path(posixpath.join(group.partition, name))
-        mdt.storage.create_new(path, write_metadata_hfile(group.records, base_file_name=name))
+        content = write_metadata_hfile(group.records, base_file_name=name, schema_json=schema)
+        mdt.storage.create_new(path, content)
         stats.append(_stat(group, name, "null", len(group.records), _size(mdt, path)))
     _complete(mdt, inflight, stats, WriteOperationType.BULK_INSERT_PREPPED)
 
@@ -95,24 +111,39 @@ def write_log_groups(mdt: TableContext, instant_time: str, groups: Sequence[Grou
     _complete(mdt, inflight, stats, WriteOperationType.UPSERT_PREPPED)
 
 
+def _initial_log_file(mdt: TableContext, instant_time: str, group: GroupWrite) -> None:
+    """Version 8+: the first log file of a new file group, one DELETE block of no keys at the
+    initialising instant (Hudi 1.2's `initializeFileGroups`, before the deltacommit starts)."""
+    name = log_file_name(group.file_id, instant_time, 1, DEFAULT_WRITE_TOKEN)
+    path = mdt.path(posixpath.join(group.partition, name))
+    mdt.storage.delete(path)  # a failed attempt's
+    block = delete_block(instant_time, ())
+    mdt.storage.create_new(path, encode_blocks([block], table_version=mdt.config.version))
+
+
 def _append(mdt: TableContext, instant_time: str, group: GroupWrite) -> WriteStat:
-    base_instant, version = _next_log(mdt, group.partition, group.file_id)
+    table_version = mdt.config.version
+    if table_version >= 8:  # a log file of its own, named by its instant
+        base_instant, version = instant_time, 1
+    else:
+        base_instant, version = _next_log(mdt, group.partition, group.file_id)
     name = log_file_name(group.file_id, base_instant, version, DEFAULT_WRITE_TOKEN)
     base_name = base_file_name(group.file_id, DEFAULT_WRITE_TOKEN, base_instant, _HFILE)
     _marker(mdt, instant_time, group.partition, base_name, IOType.APPEND)
+    schema = written_metadata_schema(table_version)
     blocks = []
     if group.records or not group.deleted:
-        content = write_metadata_hfile(group.records)
-        blocks.append(hfile_data_block(instant_time, metadata_schema_json(), content))
+        content = write_metadata_hfile(group.records, schema_json=schema)
+        blocks.append(hfile_data_block(instant_time, schema, content))
     if group.deleted:
         blocks.append(delete_block(instant_time, group.deleted))
     path = mdt.path(posixpath.join(group.partition, name))
-    mdt.storage.create_new(path, encode_blocks(blocks))
+    mdt.storage.create_new(path, encode_blocks(blocks, table_version=table_version))
     written = len(group.records) + len(group.deleted)
     return _stat(group, name, base_instant, written, _size(mdt, path)).with_changes(
         log_version=version,
         log_offset=0,
-        base_file=base_name,
+        base_file="" if table_version >= 8 else base_name,
         log_files=(name,),
         total_log_blocks=len(blocks),
         num_update_writes=len(group.records),
@@ -154,7 +185,9 @@ def _start(
     groups: Sequence[GroupWrite],
 ) -> Instant:
     requested = mdt.active.create_requested(instant_time, Action.DELTA_COMMIT)
-    profile = encode_commit_metadata(CommitMetadata(operation_type=operation))
+    profile = encode_commit_metadata(
+        CommitMetadata(operation_type=operation), table_version=mdt.config.version
+    )
     for partition in sorted({g.partition for g in groups}):
         layout.ensure_partition_metadata(
             mdt.storage, mdt.partition_path(partition), partition, instant_time
@@ -186,12 +219,13 @@ def _complete(
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
         by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    version = mdt.config.version
     metadata = CommitMetadata(
         partition_to_write_stats={p: tuple(s) for p, s in by_partition.items()},
         operation_type=operation,
-        extra_metadata={"schema": metadata_schema_json()},
+        extra_metadata={"schema": written_metadata_schema(version, meta_fields=False)},
     )
-    mdt.active.complete(inflight, encode_commit_metadata(metadata))
+    mdt.active.complete(inflight, encode_commit_metadata(metadata, table_version=version))
     mdt.storage.delete_dir(mdt.marker_folder(inflight.time))
 
 

@@ -13,6 +13,14 @@ Hudi 0.14's `HoodieBackedTableMetadataWriter` for table version 6, as pyhudi doe
   table: `createIndexInitTimestamp`), then `hoodie.table.metadata.partitions=files`.
 * Every data instant (write, compaction, clustering, bootstrap, clean): a metadata-table
   deltacommit at the data instant's time, completed right before the data instant completes.
+
+Table versions 8 and 9 (Hudi 1.2's `HoodieBackedTableMetadataWriter`): the metadata table is
+created at the data table's version (timeline layout 2, Hudi 1.2's properties: key generator type
+`HOODIE_TABLE_METADATA`, merge mode `CUSTOM`); partitions initialise at `00000000000000000`, then
+`...001`, ... (the first time not on the metadata timeline: `generateUniqueInstantTime`), whatever
+the data timeline holds; pyhudi maintains the `files` partition only there (index partitions
+another writer built are disabled as above); a rollback of a data instant rolls back its
+deltacommit on the metadata table (`rollback_records.roll_back_deltacommit`).
 """
 
 from __future__ import annotations
@@ -23,8 +31,11 @@ from typing import Any
 
 from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
 from pyhudi.codec.metadata_records import MetadataRecord
+from pyhudi.config import archival as archival_keys
+from pyhudi.config import merge as merge_keys
 from pyhudi.config import metadata as mkeys
 from pyhudi.config import table as tkeys
+from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.file_group.index_results import FileIndexResult
 from pyhudi.metadata.bloom_filters_writer import (
     bloom_filter_updates,
@@ -72,6 +83,11 @@ log = logging.getLogger(__name__)
 #: Hudi's `SOLO_COMMIT_TIMESTAMP` and the partition-initialisation suffix of `createIndexInitTimestamp`.
 SOLO_COMMIT_TIMESTAMP = "00000000000000"
 INIT_TIME_SUFFIX = "010"
+#: Hudi 1.x's `SOLO_COMMIT_TIMESTAMP` (milliseconds): partitions initialise at it plus n ms.
+SOLO_COMMIT_TIMESTAMP_1X = "00000000000000000"
+#: The metadata table's key generator type and merge strategy id (versions 8+).
+METADATA_KEY_GENERATOR_TYPE = "HOODIE_TABLE_METADATA"
+METADATA_MERGE_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def metadata_enabled(options: Mapping[str, str]) -> bool:
@@ -87,8 +103,11 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
-    """The metadata partitions a write with `options` keeps (the others are disabled)."""
+    """The metadata partitions a write with `options` keeps (the others are disabled); `files`
+    only on versions 8 and 9 (`resolve_write_config` refuses asking for more)."""
     keep = [FILES_PARTITION]
+    if ctx.config.version >= 8:
+        return tuple(keep)
     keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
     keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
     keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
@@ -207,7 +226,11 @@ def commit_rollback_to_metadata_table(
     `processRollbackMetadata`): the log files that got ROLLBACK command blocks and the failed
     write's log files left on storage. The `record` of `table.rollback.rollback_instant` (a
     layer below), passed by every caller that rolls back data instants; nothing when the table
-    maintains no `files` partition or nothing stays."""
+    maintains no `files` partition or nothing stays. Versions 8 and 9: nothing (Hudi 1.x deletes
+    a rolled-back write's log files and rolls back its deltacommit, which `rollback_instant`
+    does; no listing changes to record)."""
+    if ctx.config.version >= 8:  # Hudi 1.x only rolls back the deltacommit (`update(rollback)`)
+        return
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         return
     records = rollback_files_records(rollback_metadata)
@@ -226,7 +249,9 @@ def discard_metadata_commit(ctx: TableContext, instant_time: str) -> None:
 
 def init_instant_time(ctx: TableContext) -> str:
     """Hudi's initialisation instant: the latest completed data instant (or `SOLO_COMMIT_TIMESTAMP`)
-    followed by `010`."""
+    followed by `010`; versions 8+: `00000000000000000` (the metadata table is created anew)."""
+    if ctx.config.version >= 8:
+        return SOLO_COMMIT_TIMESTAMP_1X
     latest = ctx.active.reload().timeline.completed().last
     return (latest.time if latest else SOLO_COMMIT_TIMESTAMP) + INIT_TIME_SUFFIX
 
@@ -257,6 +282,11 @@ def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[st
     """Build index partition `name` (`record_index` from the latest snapshot, `column_stats` from
     the committed base files) in the existing metadata table; its init instant is the first
     unused of `<latest data instant>010`, `011`, ..."""
+    if ctx.config.version >= 8:
+        raise UnsupportedOperationError(
+            f"pyhudi does not write the {name} partition of a version {ctx.config.version} "
+            "metadata table"
+        )
     mdt = _open(ctx)
     ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: name})
     base = init_instant_time(ctx)[: -len(INIT_TIME_SUFFIX)]
@@ -285,7 +315,10 @@ def _init_time(base: str, offset: int) -> str:
 
 
 def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
-    """The metadata table's `hoodie.properties` (Hudi 0.14 `initializeMetaClient`, version 6)."""
+    """The metadata table's `hoodie.properties` (Hudi 0.14 `initializeMetaClient`, version 6;
+    Hudi 1.2's at versions 8 and 9: the data table's version)."""
+    if ctx.config.version >= 8:
+        return _metadata_table_properties_1x(ctx)
     return {
         tkeys.NAME.key: ctx.config.name + mkeys.METADATA_TABLE_NAME_SUFFIX,
         tkeys.TYPE.key: TableType.MERGE_ON_READ.value,
@@ -297,6 +330,31 @@ def metadata_table_properties(ctx: TableContext) -> dict[str, str]:
         tkeys.PAYLOAD_CLASS.key: mkeys.METADATA_PAYLOAD_CLASS,
         tkeys.KEY_GENERATOR_CLASS.key: mkeys.METADATA_KEY_GENERATOR_CLASS,
         tkeys.ARCHIVELOG_FOLDER.key: str(tkeys.ARCHIVELOG_FOLDER.default),
+    }
+
+
+def _metadata_table_properties_1x(ctx: TableContext) -> dict[str, str]:
+    """What Hudi 1.2 writes for a metadata table of version 8 or 9 (checked against tables it
+    wrote: timeline layout 2, `history` for the archived timeline, merge mode CUSTOM with the
+    metadata payload and the all-zero strategy id)."""
+    version = str(ctx.config.version)
+    return {
+        tkeys.NAME.key: ctx.config.name + mkeys.METADATA_TABLE_NAME_SUFFIX,
+        tkeys.TYPE.key: TableType.MERGE_ON_READ.value,
+        tkeys.VERSION.key: version,
+        tkeys.INITIAL_VERSION.key: version,
+        tkeys.TIMELINE_LAYOUT_VERSION.key: "2",
+        archival_keys.TIMELINE_PATH.key: "timeline",
+        archival_keys.TIMELINE_HISTORY_PATH.key: "history",
+        tkeys.ARCHIVELOG_FOLDER.key: "history",
+        tkeys.BASE_FILE_FORMAT.key: "HFILE",
+        tkeys.RECORD_KEY_FIELDS.key: mkeys.METADATA_RECORD_KEY_FIELD,
+        tkeys.POPULATE_META_FIELDS.key: "false",
+        tkeys.DROP_PARTITION_COLUMNS.key: "false",
+        tkeys.PAYLOAD_CLASS.key: mkeys.METADATA_PAYLOAD_CLASS,
+        merge_keys.KEY_GENERATOR_TYPE.key: METADATA_KEY_GENERATOR_TYPE,
+        merge_keys.RECORD_MERGE_MODE.key: "CUSTOM",
+        merge_keys.RECORD_MERGE_STRATEGY_ID.key: METADATA_MERGE_STRATEGY_ID,
     }
 
 

@@ -17,6 +17,11 @@ With `t` the metadata table's latest completed deltacommit, in Hudi's order:
    + 1 to `hoodie.keep.max.commits` + 1 commits, never past the data table's first active commit
    or first pending instant (`services/archival/plan.py`).
 
+Table versions 8 and 9 (Hudi 1.2): compaction and clean take new instant times
+(`metadata.compaction`), not `<t>001` / `<t>002`; clean and archival run once pyhudi runs those
+services on tables of the version (`TableConfig.check_writable`), until then the metadata table
+keeps its old log files and timeline (readers skip what a compaction replaced).
+
 The caller holds the data table's lock (the metadata table has one writer: the data table's). `run_metadata_table_services(data_ctx, options)` does nothing on a table without a
 metadata table.
 """
@@ -32,6 +37,7 @@ from pyhudi.config.metadata_services import (
     CLEAN_AFTER_COMPACTION_INSTANTS,
     MetadataServicesConfig,
 )
+from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.metadata.compaction import (
     compact_if_necessary,
     finish_pending_compactions,
@@ -73,10 +79,19 @@ def run_metadata_table_services(
     latest = latest_deltacommit(mdt)
     if latest is None:
         return MetadataServicesResult(compaction=finished)
-    cleaned = clean_metadata_table(mdt, config, latest.time)
+    cleaned = clean_metadata_table(mdt, config, latest.time) if _runs(mdt, "clean") else None
     compacted = compact_if_necessary(data, mdt, config) or finished
-    archived = archive(mdt, metadata_archival_config(config))
+    archived = archive(mdt, metadata_archival_config(config)) if _runs(mdt, "archival") else None
     return MetadataServicesResult(cleaned, compacted, archived)
+
+
+def _runs(mdt: TableContext, service: str) -> bool:
+    """pyhudi runs `service` on a table of the metadata table's version (all of them at 6)."""
+    try:
+        mdt.config.check_writable(mdt.base_path, service)
+    except UnsupportedVersionError:
+        return False
+    return True
 
 
 def metadata_clean_config(config: MetadataServicesConfig) -> CleanConfig:
@@ -112,8 +127,10 @@ def clean_metadata_table(
         after = mdt.active.timeline.completed().filter(lambda i: i.time > compaction.time)
         if len(after) < CLEAN_AFTER_COMPACTION_INSTANTS:
             return results[-1] if results else None
-    instant_time = latest_deltacommit_time + CLEAN_SUFFIX
-    if any(i.time == instant_time for i in mdt.active.timeline):
+    instant_time: str | None = latest_deltacommit_time + CLEAN_SUFFIX
+    if mdt.config.version >= 8:  # Hudi 1.2 cleans at a new instant time
+        instant_time = None
+    elif any(i.time == instant_time for i in mdt.active.timeline):
         return results[-1] if results else None
     requested = schedule_clean(mdt, metadata_clean_config(config), instant_time=instant_time)
     if requested is not None:

@@ -169,6 +169,9 @@ class TableContext:
         entries[keys.CHECKSUM.key] = str(table_checksum(config.name, config.database))
         self.storage.write_bytes(backup, dump_table_properties(self.config.props, updated=True))
         self.storage.delete(current)
+        # Hadoop's local file system keeps a `.hoodie.properties.crc` beside a file Hudi wrote
+        # and rejects the file once it changes: the stale checksum goes with it, as Hadoop's delete.
+        self.storage.delete(posixpath.join(meta, f".{PROPERTIES_FILE}.crc"))
         self.storage.write_bytes(current, dump_table_properties(entries, updated=True))
         verified = TableConfig(load_properties(self.storage.read_bytes(current)))
         if verified.get(keys.CHECKSUM.key) != entries[keys.CHECKSUM.key]:

@@ -62,6 +62,8 @@ def metadata_instant_to_roll_back(mdt: TableContext, data_instant: Instant) -> I
     """The metadata table's deltacommit written for `data_instant` (any state), None when it has
     none; raises when the metadata table was compacted at or after it (Hudi refuses)."""
     compaction = latest_compaction(mdt)
+    if mdt.config.version >= 8:  # Hudi 1.x: by the completion time of the deltacommit
+        return _instant_to_roll_back_1x(mdt, data_instant, compaction)
     if compaction is not None and data_instant.time <= compaction.time:
         raise UnsupportedOperationError(
             f"cannot roll back instant {data_instant.time}: the metadata table {mdt.base_path} "
@@ -69,6 +71,26 @@ def metadata_instant_to_roll_back(mdt: TableContext, data_instant: Instant) -> I
         )
     found = [i for i in deltacommits_since_latest_compaction(mdt) if i.time == data_instant.time]
     return found[-1] if found else None
+
+
+def _instant_to_roll_back_1x(
+    mdt: TableContext, data_instant: Instant, compaction: Instant | None
+) -> Instant | None:
+    """Versions 8+ (`validateRollback`): a compaction at a new instant time may follow a data
+    instant still pending; refused only when its deltacommit completed before the compaction."""
+    found = [
+        i
+        for i in mdt.active.timeline.with_actions(Action.DELTA_COMMIT)
+        if i.time == data_instant.time
+    ]
+    target = found[-1] if found else None
+    completed_at = target.completion_time if target is not None and target.is_completed else None
+    if completed_at is not None and compaction is not None and completed_at <= compaction.time:
+        raise UnsupportedOperationError(
+            f"cannot roll back instant {data_instant.time}: the metadata table {mdt.base_path} "
+            f"was compacted at {compaction.time}, after it (Hudi needs a restore for this)"
+        )
+    return target
 
 
 def is_metadata_table(ctx: TableContext) -> bool:

@@ -240,12 +240,8 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
             f"{clustering_keys.BUCKET_REFUSAL}; turn it off"
         )
     table_version = _table_version(o, table)
-    if table_version >= 8 and metadata_keys.METADATA_ENABLE.get(o):
-        raise UnsupportedOperationError(
-            f"pyhudi does not write the metadata table of table version {table_version} yet: "
-            f"set {metadata_keys.METADATA_ENABLE.key}=false (readers list the files instead; "
-            "Hudi 1.x rebuilds the metadata table on its next write)"
-        )
+    if table_version >= 8:
+        _check_metadata_partitions_1x(o, table_version)
     payload_class = _payload_class(o, table, table_version)
     return WriteConfig(
         options=o,
@@ -268,6 +264,31 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         extra_metadata=_extra_metadata(o),
         table_version=table_version,
     )
+
+
+#: Metadata partitions pyhudi does not write at table versions 8 and 9 yet: their switches.
+_INDEXES_NOT_WRITTEN_1X = (
+    metadata_keys.COLUMN_STATS_ENABLE.key,
+    "hoodie.metadata.index.partition.stats.enable",
+    metadata_keys.BLOOM_FILTER_ENABLE.key,
+    metadata_keys.RECORD_INDEX_ENABLE.key,
+)
+
+
+def _check_metadata_partitions_1x(o: Mapping[str, str], version: int) -> None:
+    """Versions 8 and 9: pyhudi writes the metadata table's `files` partition only; a write
+    asking for an index partition (or the record index) is refused before anything is written."""
+    if not metadata_keys.METADATA_ENABLE.get(o):
+        return
+    asked = [k for k in _INDEXES_NOT_WRITTEN_1X if str(o.get(k, "")).strip().lower() == "true"]
+    if index_keys.index_type(o) is IndexType.RECORD_INDEX:
+        asked.append(f"{index_keys.INDEX_TYPE.key}={IndexType.RECORD_INDEX.value}")
+    if asked:
+        raise ConfigError(
+            f"pyhudi writes only the files partition of a table version {version} metadata "
+            f"table; {', '.join(asked)} asks for more: leave it unset (Hudi 1.x builds its "
+            "indexes on its own next write)"
+        )
 
 
 def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:

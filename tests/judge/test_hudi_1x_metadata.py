@@ -1,0 +1,114 @@
+"""pyhudi writes the metadata table of Hudi 1.x tables (versions 8 and 9) as Hudi 1.2 does: its
+properties, init instant, one log file per deltacommit named by its instant, and its compaction at
+a new instant time. Hudi 1.2 reads the table with its metadata table exactly as pyhudi and hudi-rs
+do and finds it listing exactly the files on storage; Hudi 1.2 writes on with its own metadata
+table (adding its index partitions) and pyhudi writes on after it (disabling them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pyhudi
+from pyhudi.metadata.validation import validate
+from tests.judge.agreement import assert_readers_agree
+from tests.judge.client import Judge
+from tests.judge.tables import all_types_frame, base_options
+
+#: Small enough that pyhudi compacts the metadata table after its second write.
+COMPACT_EVERY = {"hoodie.metadata.compact.max.delta.commits": "3"}
+CASES = [("9", "COPY_ON_WRITE"), ("9", "MERGE_ON_READ"), ("8", "MERGE_ON_READ")]
+#: The metadata table's `hoodie.properties` as Hudi 1.2 writes it (its reference tables), less
+#: the checksum, the version entries and the comment lines.
+HUDI_1_2_MDT_PROPERTIES = {
+    "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+    "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+    "hoodie.table.type": "MERGE_ON_READ",
+    "hoodie.archivelog.folder": "history",
+    "hoodie.timeline.layout.version": "2",
+    "hoodie.timeline.history.path": "history",
+    "hoodie.datasource.write.drop.partition.columns": "false",
+    "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+    "hoodie.table.recordkey.fields": "key",
+    "hoodie.timeline.path": "timeline",
+    "hoodie.populate.meta.fields": "false",
+    "hoodie.table.base.file.format": "HFILE",
+    "hoodie.record.merge.mode": "CUSTOM",
+}
+
+
+def _properties(path: Path) -> dict[str, str]:
+    lines = path.read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def _assert_files_listed(judge: Judge, path: str, name: str) -> None:
+    """Hudi's `validate_metadata_table_files`: every file on storage is listed, at its size."""
+    judge.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
+    listed = judge.call("validate_metadata_table_files", table=name, verbose=True)
+    assert listed and all(r["is_present_in_fs"] and r["is_present_in_metadata"] for r in listed)
+    assert all(r["fs_size"] == r["metadata_size"] for r in listed), listed
+
+
+@pytest.mark.parametrize(("version", "table_type"), CASES)
+def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
+    spark, hudi_1_2, tmp_path, version, table_type
+) -> None:  # type: ignore[no-untyped-def]
+    name = f"mdt_v{version}_{table_type[:3].lower()}"
+    path = str(tmp_path / name)
+    options = base_options(name, table_type, **COMPACT_EVERY)
+    instants = []
+    for number, (operation, df) in enumerate(
+        [
+            ("bulk_insert", all_types_frame(spark, range(20), 1, "a")),
+            ("upsert", all_types_frame(spark, range(15, 25), 2, "b")),
+            ("delete", all_types_frame(spark, range(0, 3), 9, "c")),
+        ]
+    ):
+        extra = {"hoodie.write.table.version": version} if number == 0 else {}
+        result = pyhudi.write(
+            df, path, {**options, **extra, "hoodie.datasource.write.operation": operation}
+        )
+        instants.append(result.instant_time)
+
+    # The metadata table as Hudi 1.2 lays it out.
+    mdt = tmp_path / name / ".hoodie" / "metadata"
+    props = _properties(mdt / ".hoodie" / "hoodie.properties")
+    assert props["hoodie.table.version"] == props["hoodie.table.initial.version"] == version
+    assert props["hoodie.table.name"] == f"{name}_metadata"
+    assert {k: props.get(k) for k in HUDI_1_2_MDT_PROPERTIES} == HUDI_1_2_MDT_PROPERTIES
+    data_props = pyhudi.HudiTable(path).properties
+    assert data_props["hoodie.table.metadata.partitions"] == "files"
+    files = sorted(p.name for p in (mdt / "files").iterdir())
+    init = "00000000000000000"
+    assert f".files-0000-0_{init}.log.1_0-0-0" in files  # an empty first log file, as Hudi's
+    assert f"files-0000-0_0-0-0_{init}.hfile" in files
+    for instant in instants:  # a log file of its own per deltacommit
+        assert f".files-0000-0_{instant}.log.1_0-0-0" in files, files
+    timeline = sorted(p.name for p in (mdt / ".hoodie" / "timeline").iterdir() if p.is_file())
+    assert any(n.startswith(f"{init}_") and n.endswith(".deltacommit") for n in timeline)
+    (compaction,) = [n for n in timeline if n.endswith(".commit")]  # at a new instant time
+    assert instants[1] < compaction[:17] < instants[2], timeline
+    assert f"files-0000-0_0-0-0_{compaction[:17]}.hfile" in files
+
+    assert validate(path).ok
+    assert (
+        assert_readers_agree(spark, hudi_1_2, path, f"pyhudi v{version}", only=("snapshot",)) == 22
+    )
+    _assert_files_listed(hudi_1_2, path, name)
+
+    # Hudi 1.2 writes on with its metadata table (building its index partitions) ...
+    hudi = {**options, "hoodie.write.table.version": version, "hoodie.write.auto.upgrade": "false"}
+    upsert = {"hoodie.datasource.write.operation": "upsert"}
+    hudi_1_2.write(path, all_types_frame(spark, range(20, 30), 4, "h"), {**hudi, **upsert})
+    assert "column_stats" in pyhudi.HudiTable(path).properties["hoodie.table.metadata.partitions"]
+    # ... and pyhudi after it: its files partition goes on, the index partitions are disabled.
+    pyhudi.write(all_types_frame(spark, range(28, 32), 5, "p"), path, {**options, **upsert})
+    assert pyhudi.HudiTable(path).properties["hoodie.table.metadata.partitions"] == "files"
+    report = validate(path)
+    assert report.ok, [str(d) for d in report.differences]
+    # (the incremental query over Hudi's commit and pyhudi's is the reader's business: not here)
+    queries = ("snapshot", "time travel", "read optimized")
+    assert assert_readers_agree(spark, hudi_1_2, path, f"v{version} on", only=queries) == 29
+    _assert_files_listed(hudi_1_2, path, name)
