@@ -177,6 +177,14 @@ def encode_container_1x(name: str, record: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
+def encode_timeline_record(name: str, record: dict[str, Any], table_version: int) -> bytes:
+    """A timeline plan or metadata record as the table's version stores it: Hudi 0.14's schema
+    (version 6), or Hudi 1.2's schema text (versions 8 and 9; fields it adds take their defaults)."""
+    if table_version >= 8:
+        return encode_container_1x(name, record)
+    return encode_container(name, record)
+
+
 def _long(value: int) -> bytes:
     zigzag = (value << 1) ^ (value >> 63)
     out = bytearray()

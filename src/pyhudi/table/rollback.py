@@ -107,6 +107,12 @@ def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
         base = parse_base_file(partition, data_file)
         if base is None:
             continue
+        if ctx.config.version >= 8:
+            # Hudi 1.x: a write's log files are its own (named by its instant): deleted whole.
+            logs = logs_written_by(ctx, partition, base.file_id, base.instant_time, instant.time)
+            request = requests.setdefault((partition, ""), RollbackRequest(partition))
+            request.files_to_delete.extend(ctx.path(log.relative_path) for log in logs)
+            continue
         request = requests.setdefault(
             (partition, base.file_id), RollbackRequest(partition, base.file_id, base.instant_time)
         )
@@ -224,7 +230,9 @@ def rollback_instant(
         "version": _ROLLBACK_PLAN_VERSION,
     }
     requested = ctx.active.create_requested(
-        rollback_time, Action.ROLLBACK, avro_schemas.encode_container("HoodieRollbackPlan", plan)
+        rollback_time,
+        Action.ROLLBACK,
+        avro_schemas.encode_timeline_record("HoodieRollbackPlan", plan, ctx.config.version),
     )
     inflight = ctx.active.transition_to_inflight(requested)
     partition_metadata = _execute(ctx, instant, rollback_time, requests)
@@ -250,7 +258,10 @@ def rollback_instant(
     }
     if record is not None and not is_metadata_table(ctx):
         record(ctx, rollback_time, metadata)
-    ctx.active.complete(inflight, avro_schemas.encode_container("HoodieRollbackMetadata", metadata))
+    ctx.active.complete(
+        inflight,
+        avro_schemas.encode_timeline_record("HoodieRollbackMetadata", metadata, ctx.config.version),
+    )
     return rollback_time
 
 

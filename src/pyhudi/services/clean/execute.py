@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from pyhudi.codec.avro_schemas import decode_container, encode_container
+from pyhudi.codec.avro_schemas import decode_container, encode_timeline_record
 from pyhudi.codec.service_plans import clean_plan_from_avro, clean_plan_to_avro
 from pyhudi.config.clean import CleanConfig, CleaningPolicy, FailedWritesPolicy
 from pyhudi.exceptions import CommitConflictError
@@ -85,7 +85,9 @@ def schedule_clean(
     plan = plan_clean(ctx, config, now=now)
     if plan is None:
         return None
-    content = encode_container("HoodieCleanerPlan", clean_plan_to_avro(plan))
+    content = encode_timeline_record(
+        "HoodieCleanerPlan", clean_plan_to_avro(plan), ctx.config.version
+    )
     time = instant_time or ctx.new_instant_time()
     requested = ctx.active.create_requested(time, Action.CLEAN, content)
     fault_point("clean.after_requested")
@@ -138,7 +140,9 @@ def execute_clean(ctx: TableContext, instant: Instant) -> CleanResult:
     if commit_clean_to_metadata_table(ctx, inflight.time, metadata):
         fault_point("clean.after_metadata_commit")
     try:
-        ctx.active.complete(inflight, encode_container("HoodieCleanMetadata", metadata))
+        ctx.active.complete(
+            inflight, encode_timeline_record("HoodieCleanMetadata", metadata, ctx.config.version)
+        )
     except CommitConflictError:  # another process ran the same clean and completed it first
         done = _clean_instant(ctx, inflight.time)
         if not done.is_completed:
