@@ -1,6 +1,7 @@
-"""pyhudi writes Hudi 1.x tables (table versions 8 and 9), cleaning as it goes: Hudi 1.2 reads
-every query type exactly as pyhudi and hudi-rs do, continues the table (an upsert, a compaction of
-merge-on-read), and pyhudi writes on where Hudi left off."""
+"""pyhudi writes Hudi 1.x tables (table versions 8 and 9), running its table services inline
+(clean; clustering of copy-on-write, compaction of merge-on-read): Hudi 1.2 reads every query type
+exactly as pyhudi and hudi-rs do, continues the table (an upsert, a compaction of merge-on-read),
+and pyhudi writes on where Hudi left off."""
 
 from __future__ import annotations
 
@@ -16,6 +17,17 @@ from tests.judge.tables import all_types_frame, base_options
 NO_METADATA = {"hoodie.metadata.enable": "false"}
 #: pyhudi's clean runs after its writes (and Hudi's after its own), keeping one commit.
 CLEAN = {"hoodie.cleaner.commits.retained": "1"}
+#: pyhudi's inline clustering (copy-on-write) or compaction (merge-on-read) after its third commit.
+SERVICES = {
+    "COPY_ON_WRITE": {
+        "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": "3",
+    },
+    "MERGE_ON_READ": {
+        "hoodie.compact.inline": "true",
+        "hoodie.compact.inline.max.delta.commits": "3",
+    },
+}
 CASES = [("9", "COPY_ON_WRITE"), ("9", "MERGE_ON_READ"), ("8", "MERGE_ON_READ")]
 
 
@@ -32,7 +44,7 @@ def test_hudi_1_2_reads_and_continues_pyhudi_1x_tables(
         ("upsert", all_types_frame(spark, range(5, 8), 3, "d")),
     ]
     for number, (operation, df) in enumerate(steps):
-        extra = {"hoodie.write.table.version": version} if number == 0 else {}
+        extra = {"hoodie.write.table.version": version} if number == 0 else SERVICES[table_type]
         pyhudi.write(df, path, {**options, **extra, "hoodie.datasource.write.operation": operation})
 
     table = pyhudi.HudiTable(path)
@@ -44,9 +56,15 @@ def test_hudi_1_2_reads_and_continues_pyhudi_1x_tables(
     assert ("hoodie.compaction.payload.class" in props) is (version == "8")
     timeline = tmp_path / f"v{version}" / ".hoodie" / "timeline"
     completed = sorted(p.name for p in timeline.iterdir() if p.name[17:18] == "_")
-    assert len([n for n in completed if not n.endswith(".clean")]) == 4, completed
     assert any(n.endswith(".clean") for n in completed), f"pyhudi did not clean: {completed}"
-    completed = [n for n in completed if not n.endswith(".clean")]
+    service = "replacecommit" if table_type == "COPY_ON_WRITE" else "commit"
+    assert [n for n in completed if n.endswith(f".{service}")], f"no {service}: {completed}"
+    if table_type == "COPY_ON_WRITE":  # a pending clustering is a `clustering` instant at v8+
+        assert [p for p in timeline.iterdir() if p.name.endswith(".clustering.requested")]
+    completed = [
+        n for n in completed if n.endswith(".deltacommit" if service == "commit" else ".commit")
+    ]
+    assert len(completed) == 4, completed
     assert (timeline / completed[-1]).read_bytes().startswith(b"Obj\x01")  # Avro, not JSON
     last = decode_commit_metadata((timeline / completed[-1]).read_bytes())
     if table_type == "MERGE_ON_READ":  # each delta commit writes a log file named by its instant

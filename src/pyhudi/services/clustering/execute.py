@@ -73,11 +73,14 @@ def schedule_clustering(
         plan = plan_clustering(ctx, ClusteringConfig.from_options(options or {}))
         if plan is None:
             return None
-        content = avro_schemas.encode_container(
-            "HoodieRequestedReplaceMetadata", clustering_plan_to_avro(plan, ctx.uri)
+        version = ctx.config.version
+        content = avro_schemas.encode_timeline_record(
+            "HoodieRequestedReplaceMetadata", clustering_plan_to_avro(plan, ctx.uri), version
         )
         time = ctx.new_instant_time()
-        requested = ctx.active.create_requested(time, Action.REPLACE_COMMIT, content)
+        # Table version 8+ names a pending clustering `clustering`; it completes as a replacecommit.
+        action = Action.CLUSTERING if version >= 8 else Action.REPLACE_COMMIT
+        requested = ctx.active.create_requested(time, action, content)
     fault_point("clustering.after_requested")
     return requested
 

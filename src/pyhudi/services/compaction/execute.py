@@ -88,7 +88,9 @@ def _schedule_locked(ctx: TableContext, options: Mapping[str, str], force: bool)
     return ctx.active.create_requested(
         ctx.new_instant_time(),
         Action.COMPACTION,
-        avro_schemas.encode_container("HoodieCompactionPlan", compaction_plan_to_avro(plan)),
+        avro_schemas.encode_timeline_record(
+            "HoodieCompactionPlan", compaction_plan_to_avro(plan), ctx.config.version
+        ),
     )
 
 
