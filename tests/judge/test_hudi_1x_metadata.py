@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 import pyhudi
+from pyhudi.config.metadata_services import MetadataServicesConfig
 from pyhudi.metadata.validation import validate
+from pyhudi.services.metadata_table import run_metadata_table_services
+from pyhudi.table.context import TableContext
 from tests.judge.agreement import assert_readers_agree
 from tests.judge.client import Judge
 from tests.judge.tables import all_types_frame, base_options
@@ -111,4 +114,18 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     # (the incremental query over Hudi's commit and pyhudi's is the reader's business: not here)
     queries = ("snapshot", "time travel", "read optimized")
     assert assert_readers_agree(spark, hudi_1_2, path, f"v{version} on", only=queries) == 29
+    _assert_files_listed(hudi_1_2, path, name)
+
+    # The metadata table's own services, keeping little: its first instants go to its LSM
+    # history; Hudi still finds every file listed.
+    keep_little = MetadataServicesConfig(
+        compact_max_delta_commits=3,
+        cleaner_commits_retained=1,
+        min_commits_to_keep=2,
+        max_commits_to_keep=3,
+    )
+    done = run_metadata_table_services(TableContext.open(path), keep_little)
+    assert done.archive is not None and done.archive.archived, done
+    assert list((mdt / ".hoodie" / "timeline" / "history").glob("*.parquet"))
+    assert validate(path).ok
     _assert_files_listed(hudi_1_2, path, name)

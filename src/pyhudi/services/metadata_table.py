@@ -18,9 +18,8 @@ With `t` the metadata table's latest completed deltacommit, in Hudi's order:
    or first pending instant (`services/archival/plan.py`).
 
 Table versions 8 and 9 (Hudi 1.2): compaction and clean take new instant times
-(`metadata.compaction`), not `<t>001` / `<t>002`; clean and archival run once pyhudi runs those
-services on tables of the version (`TableConfig.check_writable`), until then the metadata table
-keeps its old log files and timeline (readers skip what a compaction replaced).
+(`metadata.compaction`), not `<t>001` / `<t>002`; archival writes the LSM history
+(`services/archival/lsm.py`).
 
 The caller holds the data table's lock (the metadata table has one writer: the data table's). `run_metadata_table_services(data_ctx, options)` does nothing on a table without a
 metadata table.
@@ -37,7 +36,6 @@ from pyhudi.config.metadata_services import (
     CLEAN_AFTER_COMPACTION_INSTANTS,
     MetadataServicesConfig,
 )
-from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.metadata.compaction import (
     compact_if_necessary,
     finish_pending_compactions,
@@ -79,19 +77,10 @@ def run_metadata_table_services(
     latest = latest_deltacommit(mdt)
     if latest is None:
         return MetadataServicesResult(compaction=finished)
-    cleaned = clean_metadata_table(mdt, config, latest.time) if _runs(mdt, "clean") else None
+    cleaned = clean_metadata_table(mdt, config, latest.time)
     compacted = compact_if_necessary(data, mdt, config) or finished
-    archived = archive(mdt, metadata_archival_config(config)) if _runs(mdt, "archival") else None
+    archived = archive(mdt, metadata_archival_config(config))
     return MetadataServicesResult(cleaned, compacted, archived)
-
-
-def _runs(mdt: TableContext, service: str) -> bool:
-    """pyhudi runs `service` on a table of the metadata table's version (all of them at 6)."""
-    try:
-        mdt.config.check_writable(mdt.base_path, service)
-    except UnsupportedVersionError:
-        return False
-    return True
 
 
 def metadata_clean_config(config: MetadataServicesConfig) -> CleanConfig:
