@@ -19,8 +19,12 @@ from tests.judge.agreement import assert_readers_agree
 from tests.judge.client import Judge
 from tests.judge.tables import all_types_frame, base_options
 
-#: Small enough that pyhudi compacts the metadata table after its second write.
-COMPACT_EVERY = {"hoodie.metadata.compact.max.delta.commits": "3"}
+#: Small enough that pyhudi compacts the metadata table after its second write; the cleaner keeps
+#: one commit, so cleans (and their deltacommits) run too.
+COMPACT_EVERY = {
+    "hoodie.metadata.compact.max.delta.commits": "3",
+    "hoodie.cleaner.commits.retained": "1",
+}
 CASES = [("9", "COPY_ON_WRITE"), ("9", "MERGE_ON_READ"), ("8", "MERGE_ON_READ")]
 #: The metadata table's `hoodie.properties` as Hudi 1.2 writes it (its reference tables), less
 #: the checksum, the version entries and the comment lines.
@@ -94,6 +98,10 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     (compaction,) = [n for n in timeline if n.endswith(".commit")]  # at a new instant time
     assert instants[1] < compaction[:17] < instants[2], timeline
     assert f"files-0000-0_0-0-0_{compaction[:17]}.hfile" in files
+    cleans = [i.time for i in pyhudi.HudiTable(path).timeline if i.action.value == "clean"]
+    assert cleans, "pyhudi did not clean"
+    for clean in cleans:  # a clean's deltacommit, at its time
+        assert any(n.startswith(f"{clean}_") for n in timeline), (clean, timeline)
 
     assert validate(path).ok
     assert (
