@@ -31,17 +31,24 @@ def completed_commits(path: str) -> list[str]:
     return [instant.time for instant in pyhudi.HudiTable(path).commits()]
 
 
+def _window_bounds(path: str) -> list[str]:
+    """The times an incremental window is given in: instant times (table version 6), completion
+    times (versions 8 and 9, as Hudi 1.x takes its begin and end)."""
+    return [i.completion_time or i.time for i in pyhudi.HudiTable(path).commits()]
+
+
 def queries(path: str) -> dict[str, dict[str, str]]:
     """Snapshot, time travel to the commit before the last, an incremental query over the last
     two commits of the active timeline, and the read-optimized query of a merge-on-read table."""
     commits = completed_commits(path)
+    bounds = _window_bounds(path)
     found: dict[str, dict[str, str]] = {"snapshot": {}}
     if len(commits) >= 3:
         found["time travel"] = {"as.of.instant": commits[-2]}
         found["incremental"] = {
             "hoodie.datasource.query.type": "incremental",
-            "hoodie.datasource.read.begin.instanttime": commits[-3],
-            "hoodie.datasource.read.end.instanttime": commits[-1],
+            "hoodie.datasource.read.begin.instanttime": bounds[-3],
+            "hoodie.datasource.read.end.instanttime": bounds[-1],
         }
     if pyhudi.HudiTable(path).is_merge_on_read:
         found["read optimized"] = {"hoodie.datasource.query.type": "read_optimized"}

@@ -90,3 +90,30 @@ def test_hudi_1_2_reads_and_continues_pyhudi_1x_tables(
         p for p in (tmp_path / f"v{version}").rglob("*.parquet") if ".hoodie" not in str(p)
     ]
     assert base_files and all(pq.read_metadata(p).num_rows for p in base_files)
+
+
+def test_hudi_1_2_reads_a_v9_table_pyhudi_savepointed_and_restored(
+    spark, hudi_1_2, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "restored")
+    options = base_options("restored", "MERGE_ON_READ", **NO_METADATA)
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    first = {**options, "hoodie.write.table.version": "9", "hoodie.datasource.write.operation": "insert"}  # fmt: skip
+    pyhudi.write(all_types_frame(spark, range(10), 1, "a"), path, first)
+    pyhudi.write(all_types_frame(spark, range(5, 15), 2, "b"), path, upsert)
+    table = pyhudi.HudiTable(path)
+    saved = table.create_savepoint()
+    savepointed = sorted(map(tuple, pyhudi.read(spark, path).collect()))
+    pyhudi.write(all_types_frame(spark, range(10, 20), 3, "c"), path, upsert)
+    delete = {**options, "hoodie.datasource.write.operation": "delete"}
+    pyhudi.write(all_types_frame(spark, range(0, 3), 4, "d"), path, delete)
+
+    table.restore_to_savepoint(saved.instant_time)
+    assert sorted(map(tuple, pyhudi.read(spark, path).collect())) == savepointed
+    hudi_1_2.sql(f"CREATE TABLE restored_v9 USING hudi LOCATION '{path}'")
+    listed = hudi_1_2.call("show_savepoints", table="restored_v9")
+    assert [row["savepoint_time"] for row in listed] == [saved.instant_time]
+    assert assert_readers_agree(spark, hudi_1_2, path, "v9 restored", only=("snapshot",)) == 15
+    hudi = {**upsert, "hoodie.write.auto.upgrade": "false", "hoodie.write.table.version": "9"}
+    hudi_1_2.write(path, all_types_frame(spark, range(12, 18), 5, "h"), hudi)
+    assert assert_readers_agree(spark, hudi_1_2, path, "v9 restored, Hudi writes") == 18

@@ -254,17 +254,16 @@ def _plan_incremental(
             touched.add((stat.partition_path or "", stat.file_id))
     view = read_view(ctx, opts)
     partitions = prune_partitions(ctx, sorted({p for p, _ in touched}), filters)
-    # Hudi 1.x (table version 8+) windows by completion time but reads the file groups' slices as
-    # of the end instant's own time: a commit that started before the end and completed after it
-    # is outside the window, yet its files are the ones read (Hudi 1.2, checked in the judge).
-    slices_as_of = InstantTime(end_time) if end_time and end and ctx.config.version >= 8 else as_of
+    # The slices as of the window's last commit (Hudi 1.2.0 merges later log files, and its
+    # copy-on-write relation reads later base files, dropping in-window changes of records updated
+    # after the window: HUDI #18943; docs/reading.md).
     slices = [
         s
-        for s in view.latest_merged_file_slices(slices_as_of, partitions)
+        for s in view.latest_merged_file_slices(as_of, partitions)
         if (s.partition_path, s.file_id) in touched
     ]
     commit_times = frozenset(i.time for i in window)
-    return _plan(ctx, "incremental", schema, slices, slices_as_of, commit_times, filters)
+    return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)
 
 
 def _window_time(instant) -> str:  # type: ignore[no-untyped-def]

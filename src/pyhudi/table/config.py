@@ -12,7 +12,9 @@ from pyhudi.model.enums import BaseFileFormat, TableType
 
 WRITABLE_VERSIONS = (6, 8, 9)
 #: What pyhudi writes on tables of versions 8 and 9 so far (`check_writable`'s `what`).
-WRITES_1X = frozenset({"write", "clean", "rollback", "compaction", "clustering"})
+WRITES_1X = frozenset(
+    {"write", "clean", "rollback", "compaction", "clustering", "savepoint", "restore"}
+)
 READABLE_VERSIONS = (6, 8, 9)
 
 

@@ -22,6 +22,8 @@ from pyhudi.timeline.instant_time import new_instant_time
 from pyhudi.timeline.timeline import Timeline
 
 META_FOLDER = ".hoodie"
+#: The timeline folder of layout 2, under `.hoodie` (`hoodie.timeline.path`).
+LAYOUT_2_FOLDER = "timeline"
 
 
 @dataclass
@@ -42,7 +44,7 @@ class ActiveTimeline:
     @property
     def timeline_path(self) -> str:
         if self.layout_version >= 2:
-            return posixpath.join(self.meta_path, "timeline")
+            return posixpath.join(self.meta_path, LAYOUT_2_FOLDER)
         return self.meta_path
 
     @classmethod

@@ -32,6 +32,7 @@ from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.layout import TEMP_FOLDER, marker_folder, remove_partition_left_empty
 from pyhudi.timeline import META_FOLDER
+from pyhudi.timeline.active import LAYOUT_2_FOLDER
 from pyhudi.writer.transaction import undo_if_aborted
 
 BatchBody = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
@@ -97,6 +98,29 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
         )
 
 
+def _completed(spec: WriteTaskSpec, instant: Instant) -> Instant | None:
+    """The completed instant of `instant` if its file exists: one `exists` on layout 1, one
+    listing of `.hoodie/timeline/` on layout 2 (the file name carries the completion time)."""
+    completed = instant.with_state(State.COMPLETED)
+    folder = posixpath.dirname(spec.inflight_file)
+    if posixpath.basename(folder) != LAYOUT_2_FOLDER:
+        return (
+            completed
+            if spec.storage.exists(posixpath.join(folder, instant_file_name(completed)))
+            else None
+        )
+    for status in spec.storage.list_dir(folder):
+        parsed = parse_instant_file(status.name)
+        if (
+            parsed is not None
+            and parsed.is_completed
+            and parsed.time == instant.time
+            and parsed.action is completed.action
+        ):
+            return parsed
+    return None
+
+
 def _undo_in_removed_table(spec: WriteTaskSpec, instant: Instant, written: list[str]) -> None:
     """The failed write had created the table and removed it again (nothing was committed):
     delete this task's files, its marker folder and the folders it made anew that are empty."""
@@ -119,12 +143,10 @@ def _undo_if_committed_without(spec: WriteTaskSpec, instant: Instant, written: l
     task (a speculative copy, a stage retry's zombie): the commit names the winner's files, not
     this attempt's. Remove those (Hudi keeps the inflight file of a completed instant, so the
     check above does not see it). A winner never gets here: it checked before the job ended."""
-    completed = Instant(instant.time, instant.action, State.COMPLETED)
-    completed_file = posixpath.join(
-        posixpath.dirname(spec.inflight_file), instant_file_name(completed)
-    )
-    if not spec.storage.exists(completed_file):
+    found = _completed(spec, instant)
+    if found is None:
         return
+    completed = found
     ctx = TableContext.open_at(spec.storage, spec.base_path)
     committed = {
         ctx.path(s.path) for s in ctx.active.commit_metadata(completed).write_stats() if s.path

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pyhudi.codec.avro_schemas import decode_container, encode_container
+from pyhudi.codec.avro_schemas import decode_container, encode_timeline_record
 from pyhudi.exceptions import InstantNotFoundError, UnsupportedOperationError
 from pyhudi.model.instant import Action, Instant, State
 from pyhudi.services.savepoint.results import SavepointInfo
@@ -81,7 +81,8 @@ def create_savepoint(
         inflight = ctx.active.transition_to_inflight(
             Instant(target.time, Action.SAVEPOINT, State.REQUESTED)
         )
-        ctx.active.complete(inflight, encode_container(SAVEPOINT_RECORD, record))
+        content = encode_timeline_record(SAVEPOINT_RECORD, record, ctx.config.version)
+        ctx.active.complete(inflight, content)
     return SavepointInfo.of(target.time, record)
 
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyhudi.codec.avro_schemas import decode_container, encode_container
+from pyhudi.codec.avro_schemas import decode_container, encode_timeline_record
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
 from pyhudi.fs_view.listing import PartitionListing
 from pyhudi.fs_view.pending import read_requested_plan
@@ -84,7 +84,7 @@ def schedule_restore(
         "version": RESTORE_PLAN_VERSION,
         "savepointToRestoreTimestamp": savepoint_time,
     }
-    content = encode_container("HoodieRestorePlan", plan)
+    content = encode_timeline_record("HoodieRestorePlan", plan, ctx.config.version)
     return ctx.active.create_requested(ctx.new_instant_time(), Action.RESTORE, content), plan
 
 
@@ -160,6 +160,9 @@ def file_instant(partition: str, name: str) -> str | None:
 def rollback_metadata(ctx: TableContext, rollback_time: str) -> dict[str, Any]:
     """The decoded `HoodieRollbackMetadata` of the completed rollback `rollback_time`."""
     instant = Instant(InstantTime(rollback_time), Action.ROLLBACK, State.COMPLETED)
+    done = ctx.active.reload().timeline.with_actions(Action.ROLLBACK).find(rollback_time)
+    if done is not None and done.is_completed:  # layout 2 names the file with its completion
+        instant = done
     return decode_container(ctx.active.read_content(instant), what=f"rollback {rollback_time}")
 
 
@@ -168,7 +171,7 @@ def finish_restore(
 ) -> Instant:
     """Complete the restore, then delete every rollback instant after the savepoint (Hudi: left
     behind they would read as unfinished work and hold back the metadata table's compaction)."""
-    record = encode_container("HoodieRestoreMetadata", dict(metadata))
+    record = encode_timeline_record("HoodieRestoreMetadata", dict(metadata), ctx.config.version)
     completed = ctx.active.complete(inflight, record)
     rollbacks = ctx.active.reload().timeline.with_actions(Action.ROLLBACK)
     for rollback in reversed(rollbacks.instants):
