@@ -11,6 +11,7 @@ import pytest
 import pyhudi
 from pyhudi.codec.commit_metadata import decode_commit_metadata
 from tests.judge.agreement import assert_readers_agree
+from tests.judge.compare import assert_same_read, hudi_frame
 from tests.judge.tables import all_types_frame, base_options
 
 #: The metadata table of versions 8 and 9 is not written by pyhudi yet (refused with a clear error).
@@ -117,3 +118,32 @@ def test_hudi_1_2_reads_a_v9_table_pyhudi_savepointed_and_restored(
     hudi = {**upsert, "hoodie.write.auto.upgrade": "false", "hoodie.write.table.version": "9"}
     hudi_1_2.write(path, all_types_frame(spark, range(12, 18), 5, "h"), hudi)
     assert assert_readers_agree(spark, hudi_1_2, path, "v9 restored, Hudi writes") == 18
+
+
+def test_hudi_1_2_reads_a_v9_table_pyhudi_bootstrapped(spark, hudi_1_2, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    source, path = str(tmp_path / "source"), str(tmp_path / "boot_v9")
+    schema = "id string, city string, ts long, fare double"
+    rows = [(f"k{i:03d}", ["sf", "nyc"][i % 2], 1, i / 2) for i in range(40)]
+    spark.createDataFrame(rows, schema).repartition(2).write.partitionBy("city").parquet(source)
+    options = {
+        "hoodie.table.name": "boot_v9",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+    }
+    bootstrap = {
+        **options,
+        "hoodie.datasource.write.operation": "bootstrap",
+        "hoodie.bootstrap.base.path": source,
+        "hoodie.write.table.version": "9",
+    }
+    pyhudi.write(spark.createDataFrame([], "x int"), path, bootstrap)  # METADATA_ONLY
+    changed = [(f"k{i:03d}", ["sf", "nyc"][i % 2], 2, i * 10.0) for i in range(0, 40, 7)]
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    pyhudi.write(spark.createDataFrame(changed, schema), path, upsert)
+    timeline = sorted(p.name for p in (tmp_path / "boot_v9" / ".hoodie" / "timeline").iterdir())
+    assert timeline[2].startswith("00000000000001_") and timeline[2].endswith(".commit")
+    theirs = hudi_frame(spark, hudi_1_2.read(path, {"hoodie.metadata.enable": "true"}))
+    assert_same_read(pyhudi.read(spark, path), theirs, "v9 METADATA_ONLY bootstrap")
+    assert theirs.count() == 40

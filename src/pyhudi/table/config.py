@@ -11,10 +11,6 @@ from pyhudi.exceptions import UnsupportedVersionError
 from pyhudi.model.enums import BaseFileFormat, TableType
 
 WRITABLE_VERSIONS = (6, 8, 9)
-#: What pyhudi writes on tables of versions 8 and 9 so far (`check_writable`'s `what`).
-WRITES_1X = frozenset(
-    {"write", "clean", "rollback", "compaction", "clustering", "savepoint", "restore"}
-)
 READABLE_VERSIONS = (6, 8, 9)
 
 
@@ -143,20 +139,16 @@ class TableConfig:
             )
 
     def check_writable(self, path: str, what: str = "write") -> None:
-        """pyhudi may run `what` (a write, or a service: "compaction", "clean", ...) here."""
+        """pyhudi may run `what` (a write, or a service: "compaction", "clean", ...) here: it
+        writes and runs every service on versions 6, 8 and 9 (`what` names it in errors)."""
         self.check_readable(path)
         if self.version not in WRITABLE_VERSIONS:
             raise UnsupportedVersionError(
                 f"table {path} has hoodie.table.version={self.version} (written by "
                 f"{hudi_release(self.version)}); pyhudi writes versions "
                 f"{', '.join(map(str, WRITABLE_VERSIONS))}. It reads versions {_supported()}; "
-                f"write this table with Hudi "
+                f"run {what} on this table with Hudi "
                 f"{_RELEASES.get(self.version, '1.x').removeprefix('Hudi ')}."
-            )
-        if self.version >= 8 and what not in WRITES_1X:
-            raise UnsupportedVersionError(
-                f"pyhudi does not run {what} on tables of version {self.version} yet ({path}); "
-                f"run it with {hudi_release(self.version)} or later"
             )
 
 

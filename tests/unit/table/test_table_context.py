@@ -20,7 +20,7 @@ from pyhudi.exceptions import (
     UnsupportedVersionError,
 )
 from pyhudi.model.enums import BaseFileFormat, TableType
-from pyhudi.table.config import TableConfig
+from pyhudi.table.config import TableConfig, hudi_release
 from pyhudi.table.context import TableContext
 from pyhudi.table.layout import remove_partition_left_empty
 
@@ -161,15 +161,12 @@ def test_open_falls_back_to_the_backup_properties(tmp_path):
     ("name", "release"),
     [("cow__v8_nonpartitioned", "Hudi 1.0"), ("cow__v9_txns_nonpart_meta", "Hudi 1.1")],
 )
-def test_v8_and_v9_tables_take_writes_but_refuse_services_not_yet_written(
-    hudi_tables, name, release
-):
+def test_v8_and_v9_tables_are_writable(hudi_tables, name, release):
     root = hudi_tables[name]
     ctx = TableContext.open(str(root))
-    ctx.config.check_writable(str(root))
-    with pytest.raises(UnsupportedVersionError, match="does not run bootstrap on tables of") as e:
-        ctx.config.check_writable(str(root), "bootstrap")
-    assert f"run it with {release} or later" in str(e.value)
+    for what in ("write", "compaction", "clustering", "clean", "bootstrap", "restore"):
+        ctx.config.check_writable(str(root), what)
+    assert release in hudi_release(ctx.config.version)
 
 
 @pytest.mark.parametrize(
