@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import pyhudi
+from pyhudi.codec.hfile import HFileReader
 from pyhudi.config.metadata_services import MetadataServicesConfig
 from pyhudi.metadata.validation import validate
 from pyhudi.services.metadata_table import run_metadata_table_services
@@ -91,6 +92,8 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     init = "00000000000000000"
     assert f".files-0000-0_{init}.log.1_0-0-0" in files  # an empty first log file, as Hudi's
     assert f"files-0000-0_0-0-0_{init}.hfile" in files
+    base = HFileReader((mdt / "files" / f"files-0000-0_0-0-0_{init}.hfile").read_bytes())
+    assert base.trailer.minor_version == 0  # the layout of Hudi 1.2's own HFile writer
     for instant in instants:  # a log file of its own per deltacommit
         assert f".files-0000-0_{instant}.log.1_0-0-0" in files, files
     timeline = sorted(p.name for p in (mdt / ".hoodie" / "timeline").iterdir() if p.is_file())

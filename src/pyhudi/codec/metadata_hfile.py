@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -284,9 +285,11 @@ def write_metadata_hfile(
     *,
     base_file_name: str | None = None,
     schema_json: str | None = None,
+    hudi_io: bool = False,
 ) -> bytes:
     """A metadata base file named `base_file_name`, or (None) an HFILE_DATA_BLOCK content, holding
-    `records`."""
+    `records`. `hudi_io`: in the layout of Hudi 1.2's own HFile writer (table versions 8 and 9,
+    `hfile.CREATE_TIME_TS` the time of writing), else HBase's (version 6)."""
     base_file = base_file_name is not None
     schema = schema_json or metadata_schema_json()
     ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
@@ -320,4 +323,6 @@ def write_metadata_hfile(
         comparator_class=HFILE_MDT_COMPARATOR,
         block_size=METADATA_HFILE_BLOCK_SIZE,
         compression="GZ",
+        hudi_io=hudi_io,
+        create_time_ms=int(time.time() * 1000) if hudi_io else 0,
     )

@@ -269,8 +269,11 @@ def _compact_file_group(
     )
     records = table.merge_file_group(piece, instants)
     name = base_file_name(operation.file_id, DEFAULT_WRITE_TOKEN, instant_time, HFILE_EXTENSION)
-    schema = written_metadata_schema(table.table.config.version)
-    content = write_metadata_hfile(records.values(), base_file_name=name, schema_json=schema)
+    version = table.table.config.version
+    schema = written_metadata_schema(version)
+    content = write_metadata_hfile(
+        records.values(), base_file_name=name, schema_json=schema, hudi_io=version >= 8
+    )
     return CompactedFile(operation, name, content, len(records))
 
 

@@ -19,7 +19,7 @@ Table versions 8 and 9 (Hudi 1.2's layout, the metadata table at the data table'
 |----------------------|--------------------------------------------------------------------|
 | initialisation       | first a log file `files/.files-0000-0_<init>.log.1_0-0-0` holding one empty DELETE block (`initializeFileGroups`: a file group exists before it has records), then the base HFile `files/files-0000-0_0-0-0_<init>.hfile` of the BULK_INSERT_PREPPED deltacommit `<init>`; a file group without records keeps the log file only |
 | a data-table instant | log file `files/.files-0000-0_<instant>.log.1_0-0-0`: every deltacommit writes a log file of its own, named by its instant (version 1); the completion time files it into a slice |
-| records              | Hudi 1.2's `HoodieMetadataRecord` schema text (with the meta fields in HFiles and block headers, without in the commit's `schema`) |
+| records              | Hudi 1.2's `HoodieMetadataRecord` schema text (with the meta fields in HFiles and block headers, without in the commit's `schema`), in HFiles laid out as Hudi 1.2's own `hudi-io` writer does |
 """
 
 from __future__ import annotations
@@ -87,7 +87,9 @@ def write_base_groups(mdt: TableContext, instant_time: str, groups: Sequence[Gro
         name = base_file_name(group.file_id, DEFAULT_WRITE_TOKEN, instant_time, _HFILE)
         _marker(mdt, instant_time, group.partition, name, IOType.CREATE)
         path = mdt.path(posixpath.join(group.partition, name))
-        content = write_metadata_hfile(group.records, base_file_name=name, schema_json=schema)
+        content = write_metadata_hfile(
+            group.records, base_file_name=name, schema_json=schema, hudi_io=version >= 8
+        )
         mdt.storage.create_new(path, content)
         stats.append(_stat(group, name, "null", len(group.records), _size(mdt, path)))
     _complete(mdt, inflight, stats, WriteOperationType.BULK_INSERT_PREPPED)
@@ -133,7 +135,9 @@ def _append(mdt: TableContext, instant_time: str, group: GroupWrite) -> WriteSta
     schema = written_metadata_schema(table_version)
     blocks = []
     if group.records or not group.deleted:
-        content = write_metadata_hfile(group.records, schema_json=schema)
+        content = write_metadata_hfile(
+            group.records, schema_json=schema, hudi_io=table_version >= 8
+        )
         blocks.append(hfile_data_block(instant_time, schema, content))
     if group.deleted:
         blocks.append(delete_block(instant_time, group.deleted))

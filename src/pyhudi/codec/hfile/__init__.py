@@ -70,7 +70,14 @@ prevBlockOffset always -1, trailer minor version 0 with totalUncompressedBytes 0
 and `hfile.LASTKEY` holding only `uint16 rowLength, row` (no family, timestamp, type),
 `hfile.AVG_KEY_LEN` the average row length, `hfile.CREATE_TIME_TS` the real write time, FileInfo
 entries unsorted. Cells are the same HBase KeyValues. `write_hfile` writes the HBase layout (what
-Hudi 0.14/0.15, table version 6, write).
+Hudi 0.14/0.15, table version 6, write), and with `hudi_io=True` the `hudi-io` one (what Hudi 1.2
+writes at versions 8 and 9, whatever the version; pyhudi's metadata tables of those versions): in
+addition, FileInfo in a Java `HashMap`'s order, the trailer without totalUncompressedBytes and
+uncompressedDataIndexSize the data blocks' payload bytes, a data block closed before a cell that
+would pass the block size, one index level, an empty file's `hfile.LASTKEY` empty and last data
+block offset 0. Checked byte for byte against the 209 HFiles of the `mor_avro__v9_txns_simple_meta`
+and `cow__v9_txns_complex_meta` metadata tables (Hudi 1.1) and the 105 of tables this machine's
+Hudi 1.2 wrote (but for the gzip OS byte, 255 there: Hadoop without its native zlib).
 
 Only NONE and GZ compression are supported; other codecs raise `UnsupportedOperationError`.
 """

@@ -146,14 +146,14 @@ def check_codec_supported(codec: int) -> None:
         )
 
 
-def compress(payload: bytes, codec: int) -> bytes:
+def compress(payload: bytes, codec: int, *, gzip_header: bytes = _GZIP_HEADER) -> bytes:
     if codec == CODEC_IDS["NONE"]:
         return payload
     check_codec_supported(codec)
     deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -zlib.MAX_WBITS)
     body = deflater.compress(payload) + deflater.flush()
     tail = struct.pack("<II", zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
-    return _GZIP_HEADER + body + tail
+    return gzip_header + body + tail
 
 
 def decompress(raw: bytes, codec: int, size: int) -> bytes:
@@ -214,6 +214,30 @@ def encode_block(magic: bytes, payload: bytes, prev_offset: int, codec: int) -> 
     )
     data = header + body
     return data + _chunk_checksums(data, CHECKSUM_CRC32C, BYTES_PER_CHECKSUM)
+
+
+#: Hudi's `hudi-io` writer (1.1+): blocks checksummed NULL with four zero bytes where the checksum
+#: would be. Its gzip members carry OS byte 0 with Hadoop's native zlib (the v9 fixtures) and 255
+#: without it (this machine's Hudi 1.2); no reader looks at it: 0, as HBase's.
+_HUDI_IO_GZIP_HEADER = _GZIP_HEADER
+_HUDI_IO_CHECKSUM = bytes(4)
+
+
+def encode_block_hudi_io(magic: bytes, payload: bytes, codec: int) -> bytes:
+    """A block as Hudi 1.2's `hudi-io` writer frames it: prevBlockOffset -1, checksum type NULL
+    (bytesPerChecksum 16384) followed by four zero bytes."""
+    body = compress(payload, codec, gzip_header=_HUDI_IO_GZIP_HEADER)
+    data_size = BLOCK_HEADER_SIZE + len(body)
+    header = _HEADER.pack(
+        magic,
+        len(body) + len(_HUDI_IO_CHECKSUM),
+        len(payload),
+        -1,
+        CHECKSUM_NULL,
+        BYTES_PER_CHECKSUM,
+        data_size,
+    )
+    return header + body + _HUDI_IO_CHECKSUM
 
 
 def read_block(data: bytes, offset: int, codec: int, *, verify: bool = True) -> Block:

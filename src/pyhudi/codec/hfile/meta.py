@@ -32,10 +32,28 @@ RESERVED_PREFIX = b"hfile."
 # --- FileInfo ------------------------------------------------------------------------------------
 
 
-def encode_file_info(entries: Mapping[bytes, bytes]) -> bytes:
-    """`PBUF` + delimited `InfoProto{repeated BytesBytesPair map_entry = 1}`, sorted by key."""
-    pairs = [(1, encode_message([(1, key), (2, entries[key])])) for key in sorted(entries)]
+def encode_file_info(entries: Mapping[bytes, bytes], *, ordered: bool = False) -> bytes:
+    """`PBUF` + delimited `InfoProto{repeated BytesBytesPair map_entry = 1}`, sorted by key (HBase),
+    or in the order of `entries` (`ordered`)."""
+    keys = list(entries) if ordered else sorted(entries)
+    pairs = [(1, encode_message([(1, key), (2, entries[key])])) for key in keys]
     return PB_MAGIC + encode_delimited(encode_message(pairs))
+
+
+def java_hash_map_order(keys: list[bytes]) -> list[bytes]:
+    """`keys` (ASCII) in the iteration order of a Java `HashMap<String, _>` they were put into in
+    this order: by bucket of the spread `String.hashCode`, insertion order within a bucket."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: bytes) -> int:
+        h = 0
+        for ch in key.decode("utf-8"):
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)
 
 
 def decode_file_info(payload: bytes) -> dict[bytes, bytes]:
@@ -95,7 +113,10 @@ class HFileTrailer:
 
     def encode(self) -> bytes:
         fields: list[tuple[int, int | bytes | str]] = [
-            (i + 1, getattr(self, name)) for i, name in enumerate(_TRAILER_FIELDS)
+            (i + 1, getattr(self, name))
+            for i, name in enumerate(_TRAILER_FIELDS)
+            # Hudi's `hudi-io` writer (minor version 0) leaves totalUncompressedBytes out
+            if not (name == "total_uncompressed_bytes" and self.minor_version == 0)
         ]
         fields += [(11, self.comparator_class_name), (12, self.compression_codec)]
         if self.encryption_key is not None:

@@ -22,6 +22,7 @@ from pyhudi.codec.hfile.blocks import (
     as_bytes,
     codec_id,
     encode_block,
+    encode_block_hudi_io,
     encode_cell,
     encode_kv_key,
     encode_non_root_index,
@@ -39,6 +40,7 @@ from pyhudi.codec.hfile.meta import (
     RESERVED_PREFIX,
     HFileTrailer,
     encode_file_info,
+    java_hash_map_order,
 )
 
 #: Comparator class of the bootstrap index HFiles (Hudi 0.14 `HFileBootstrapIndex`).
@@ -62,6 +64,8 @@ def write_hfile(
     block_size: int = 64 * 1024,
     compression: str = "NONE",
     index_chunk_size: int = DEFAULT_INDEX_CHUNK_SIZE,
+    hudi_io: bool = False,
+    create_time_ms: int = 0,
 ) -> bytes:
     """Write an HFile v3 the way HBase 2.4's `HFileWriterImpl` does, and return its bytes.
 
@@ -72,9 +76,18 @@ def write_hfile(
     `index_chunk_size` bytes. `file_info` adds user entries (keys starting with `hfile.` are
     reserved); `meta_blocks` adds named meta blocks. Index keys are the blocks' real first keys
     (HBase would write a shorter separator; both readers accept either).
+
+    `hudi_io`: the layout of Hudi 1.2's own `hudi-io` writer instead (`_HudiIoWriter`), with
+    `create_time_ms` as `hfile.CREATE_TIME_TS`.
     """
     if block_size <= 0 or index_chunk_size <= 0:
         raise ValueError("block_size and index_chunk_size must be positive")
+    if hudi_io:
+        io_writer = _HudiIoWriter(codec_id(compression), block_size)
+        for key, value in items:
+            io_writer.append(bytes(key), bytes(value))
+        user = _user_file_info(file_info)
+        return io_writer.finish(user, meta_blocks or {}, comparator_class, create_time_ms)
     writer = _Writer(codec_id(compression), block_size, index_chunk_size)
     for key, value in items:
         writer.append(bytes(key), bytes(value))
@@ -253,3 +266,99 @@ class _Writer:
         if self._last_row is not None:
             info[LAST_KEY] = encode_kv_key(self._last_row)
         return info
+
+
+class _HudiIoWriter:
+    """Hudi 1.2's `hudi-io` `HFileWriterImpl`, as the files it wrote show: the same cells; a data
+    block is closed before a cell that would take its payload past `block_size`; blocks framed by
+    `encode_block_hudi_io`; one index level whose keys are `uint16 rowLength, row`; FileInfo in a
+    Java `HashMap`'s order with `hfile.LASTKEY` row-only and `hfile.AVG_KEY_LEN` the average row
+    length; the trailer at minor version 0, totalUncompressedBytes 0 and uncompressedDataIndexSize
+    the data blocks' payload bytes."""
+
+    def __init__(self, codec: int, block_size: int) -> None:
+        self._codec = codec
+        self._block_size = block_size
+        self._out = bytearray()
+        self._cells = bytearray()
+        self._block_first = b""
+        self._last_row: bytes | None = None
+        self._entries = self._row_bytes = self._value_bytes = self._data_bytes = 0
+        self._index: list[IndexEntry] = []
+
+    def append(self, row: bytes, value: bytes) -> None:
+        if self._last_row is not None and row < self._last_row:
+            raise ValueError(f"HFile keys must be sorted: {row!r} after {self._last_row!r}")
+        cell = encode_cell(row, value)
+        if self._cells and len(self._cells) + len(cell) > self._block_size:
+            self._finish_data_block()
+        if not self._cells:
+            self._block_first = row
+        self._cells += cell
+        self._data_bytes += len(cell)
+        self._last_row = row
+        self._entries += 1
+        self._row_bytes += len(row)
+        self._value_bytes += len(value)
+
+    def _write(self, magic: bytes, payload: bytes) -> tuple[int, int]:
+        offset = len(self._out)
+        block = encode_block_hudi_io(magic, payload, self._codec)
+        self._out += block
+        return offset, len(block)
+
+    def _finish_data_block(self) -> None:
+        if not self._cells:
+            return
+        offset, size = self._write(MAGIC_DATA, bytes(self._cells))
+        self._index.append(IndexEntry(_row_key(self._block_first), offset, size))
+        self._cells = bytearray()
+
+    def finish(
+        self,
+        user_info: dict[bytes, bytes],
+        metas: Mapping[bytes | str, bytes],
+        comparator: str,
+        create_time_ms: int,
+    ) -> bytes:
+        self._finish_data_block()
+        meta_index = []
+        for name in sorted(metas, key=as_bytes):
+            offset, size = self._write(MAGIC_META, bytes(metas[name]))
+            meta_index.append(IndexEntry(as_bytes(name), offset, size))
+        load_on_open, _ = self._write(MAGIC_ROOT_INDEX, encode_root_index(self._index))
+        self._write(MAGIC_ROOT_INDEX, encode_root_index(meta_index))
+        info_offset = len(self._out)
+        info = self._file_info(user_info, create_time_ms)
+        self._write(MAGIC_FILE_INFO, encode_file_info(info, ordered=True))
+        trailer = HFileTrailer(
+            file_info_offset=info_offset,
+            load_on_open_data_offset=load_on_open,
+            uncompressed_data_index_size=self._data_bytes,
+            total_uncompressed_bytes=0,
+            data_index_count=len(self._index),
+            meta_index_count=len(meta_index),
+            entry_count=self._entries,
+            num_data_index_levels=1,
+            first_data_block_offset=self._index[0].offset if self._index else -1,
+            last_data_block_offset=self._index[-1].offset if self._index else 0,
+            comparator_class_name=comparator,
+            compression_codec=self._codec,
+            minor_version=0,
+        )
+        return bytes(self._out + trailer.encode())
+
+    def _file_info(self, user_info: dict[bytes, bytes], create_time_ms: int) -> dict[bytes, bytes]:
+        n = self._entries
+        entries = {MAX_MEMSTORE_TS_KEY: struct.pack(">q", 0), **user_info}
+        entries[LAST_KEY] = b"" if self._last_row is None else _row_key(self._last_row)
+        entries[AVG_KEY_LEN] = struct.pack(">i", self._row_bytes // n if n else 0)
+        entries[AVG_VALUE_LEN] = struct.pack(">i", self._value_bytes // n if n else 0)
+        entries[KEY_VALUE_VERSION] = struct.pack(">i", 1)
+        entries[CREATE_TIME_TS] = struct.pack(">q", create_time_ms)
+        return {key: entries[key] for key in java_hash_map_order(list(entries))}
+
+
+def _row_key(row: bytes) -> bytes:
+    """`hudi-io`'s index and last keys: the row and its length, no family, timestamp or type."""
+    return struct.pack(">H", len(row)) + row
