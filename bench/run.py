@@ -20,6 +20,7 @@ SUITES = [
     "bench.upserts",
     "bench.peer",
     "bench.merge",
+    "bench.table_versions",
     "bench.metadata",
     "bench.s3",
     "bench.hudi_jvm",
