@@ -8,7 +8,16 @@ df = pyhudi.read(spark, "/data/trips", {"as.of.instant": result.instant_time})
 import importlib
 from types import ModuleType
 
-from pyhudi.api import HudiTable, read, read_arrow, register, sql, stream_write, write
+from pyhudi.api import (
+    HudiTable,
+    read,
+    read_arrow,
+    register,
+    sql,
+    stream_write,
+    upgrade_table,
+    write,
+)
 from pyhudi.exceptions import (
     CommitConflictError,
     ConfigError,
@@ -76,5 +85,6 @@ __all__ = [
     "register",
     "sql",
     "stream_write",
+    "upgrade_table",
     "write",
 ]

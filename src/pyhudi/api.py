@@ -21,6 +21,7 @@ from pyhudi.services import savepoint
 from pyhudi.services.savepoint import RestoreResult, RollbackResult, SavepointInfo
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
+from pyhudi.table.upgrade import UpgradeResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,6 +66,27 @@ def write(
     result = _write(frame, path, options, mode=mode)
     _sync(frame.sparkSession, path, options)
     return result
+
+
+def upgrade_table(
+    path: str,
+    to_version: int = 9,
+    options: Mapping[str, str] | None = None,
+    *,
+    spark: SparkSession | None = None,
+) -> UpgradeResult:
+    """Upgrade the table at `path` from version 6 to 8 or 9 (or 8 to 9) as Apache Hudi 1.2's
+    `CALL upgrade_table` does: failed writes rolled back, a merge-on-read table's log files
+    compacted (with `spark`, else the active session), the timeline rewritten to layout 2,
+    `hoodie.properties` upgraded; crash-safe. A write asking a higher
+    `hoodie.write.table.version` does the same first. See docs/table-versions.md."""
+    from pyhudi.client.upgrade import upgrade_table as _upgrade
+
+    if spark is None and TableContext.open(path).config.is_merge_on_read:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    return _upgrade(spark, path, to_version, options)
 
 
 def _sync(spark: SparkSession | None, path: str, options: Mapping[str, str]) -> None:

@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         "pyhudi.cli.bootstrap_cmd",
         "pyhudi.cli.metadata_cmds",
         "pyhudi.cli.savepoint_cmds",
+        "pyhudi.cli.version_cmds",
     ):
         try:
             module = __import__(optional, fromlist=["register"])

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.bootstrap import run_bootstrap_write
 from pyhudi.client.post_commit import run_inline_services
+from pyhudi.client.upgrade import upgrade_for_write
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import ConfigError, TableExistsError, UnsupportedOperationError
 from pyhudi.model.enums import WriteOperationType
@@ -79,6 +80,8 @@ def write(
 
     if existing is not None:
         existing.check_writable()
+        if upgrade_for_write(df.sparkSession, existing, options) is not None:
+            existing = TableContext.open(path)
     cfg = resolve_write_config(options, existing.config if existing else None)
     if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
         return compact(df.sparkSession, path, cfg, existing)

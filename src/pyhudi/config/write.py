@@ -26,7 +26,14 @@ WRITE_TABLE_VERSION = integer(
     "hoodie.write.table.version",
     WRITTEN_TABLE_VERSION,
     "Table version of a new table: 6 (Hudi 0.14/0.15, the default), 8 (Hudi 1.0) or 9 "
-    "(Hudi 1.1+). An existing table is written at its own version.",
+    "(Hudi 1.1+). Set on a write into an existing table of a lower version, the table is "
+    "upgraded first (see hoodie.write.auto.upgrade); unset, it is written at its own version.",
+)
+AUTO_UPGRADE = boolean(
+    "hoodie.write.auto.upgrade",
+    True,
+    "A write whose hoodie.write.table.version is above the table's upgrades the table first "
+    "(as Hudi 1.2); false: the table keeps its version and the write is written at it.",
 )
 
 OPERATIONS = (

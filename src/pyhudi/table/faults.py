@@ -26,7 +26,9 @@ X in `compaction`, `clustering`, `clean`: `X.after_requested`, `X.after_inflight
 `X.after_metadata_commit` (its deltacommit completed, the data instant not yet).
 The metadata table's compaction: `metadata_compaction.after_requested`, `.after_inflight`,
 `.after_base_files`, `.after_commit`. Archival: `archival.after_pending_files_deleted`, and on
-versions 8/9 the LSM history's steps (`pyhudi.services.archival.lsm`).
+versions 8/9 the LSM history's steps (`pyhudi.services.archival.lsm`). Upgrades
+(`pyhudi.table.upgrade`): `upgrade.after_compaction`, `.before_metadata_table_deleted`,
+`.during_timeline` (after each layout-2 file), `.after_timeline_written`, `.after_properties`.
 """
 
 from __future__ import annotations

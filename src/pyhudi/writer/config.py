@@ -293,7 +293,9 @@ def _check_metadata_partitions_1x(o: Mapping[str, str], version: int) -> None:
 
 def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
     """The version this write writes: the table's; for a new table `hoodie.write.table.version`.
-    Asking an existing table for another version is an upgrade or a downgrade: not a write."""
+    A higher version asked of an existing table is an upgrade, which `pyhudi.write` runs before
+    the write; with `hoodie.write.auto.upgrade=false` the write is at the table's version, as
+    Hudi 1.2 writes it. A lower one is a downgrade: not a write."""
     option = write_keys.WRITE_TABLE_VERSION
     asked = option.get(o)
     if asked not in write_keys.WRITABLE_TABLE_VERSIONS:
@@ -303,11 +305,25 @@ def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
         )
     if table is None:
         return int(asked)
-    if option.is_set(o) and asked != table.version:
-        direction = "upgrade" if asked > table.version else "downgrade"
+    if option.is_set(o) and asked > table.version and not write_keys.AUTO_UPGRADE.get(o):
+        log.warning(
+            "%s=false: the table stays at version %s and this write writes it (not %s=%s)",
+            write_keys.AUTO_UPGRADE.key,
+            table.version,
+            option.key,
+            asked,
+        )
+    elif option.is_set(o) and asked > table.version:
         raise UnsupportedOperationError(
-            f"{option.key}={asked} but the table is at version {table.version}: pyhudi does not "
-            f"{direction} tables on write; leave {option.key} unset to write version {table.version}"
+            f"{option.key}={asked} but the table is at version {table.version}: this write path "
+            "does not upgrade tables; upgrade with pyhudi.write (a SparkSession at hand) or "
+            f"pyhudi.upgrade_table, or set {write_keys.AUTO_UPGRADE.key}=false to write version "
+            f"{table.version}"
+        )
+    elif option.is_set(o) and asked < table.version:
+        raise UnsupportedOperationError(
+            f"{option.key}={asked} but the table is at version {table.version}: a write does not "
+            f"downgrade a table; leave {option.key} unset to write version {table.version}"
         )
     return table.version
 

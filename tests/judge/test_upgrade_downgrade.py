@@ -1,0 +1,111 @@
+"""pyhudi upgrades a version-6 table as Apache Hudi 1.2 does: a pyhudi v6 table (a few commits
+with a delete, a compaction on merge-on-read, its metadata table on) is upgraded to version 9 by
+a pyhudi write asking `hoodie.write.table.version=9`, and a copy (modification times kept: Hudi
+takes completion times from them) by Hudi 1.2's write with the same options. Then: the same
+`hoodie.properties` (but the metadata table's entries: pyhudi rebuilds that table, Hudi
+upgrades it in place), the same timeline file names for every instant the v6 table had
+(completion times included) and the same new instants (modulo their times), the commit metadata
+re-encoded alike, and every reader (Hudi 1.2, pyhudi, hudi-rs) reads both tables alike."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import pyhudi
+from pyhudi.codec.avro_schemas import decode_container
+from pyhudi.table.context import TableContext
+from tests.judge.agreement import assert_readers_agree
+from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
+from tests.judge.tables import all_types_frame, base_options
+
+#: Entries of the metadata table's state: pyhudi drops and rebuilds it (files only), Hudi upgrades
+#: it in place; and the write-time lines.
+_NOT_COMPARED = ("hoodie.table.metadata.partitions", "hoodie.table.checksum")
+
+
+def _properties(path: Path) -> dict[str, str]:
+    text = (path / ".hoodie" / "hoodie.properties").read_text()
+    entries = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k: v for k, v in entries.items() if not k.startswith("#") and k not in _NOT_COMPARED}
+
+
+def _timeline(path: Path, old: set[str]) -> tuple[list[str], list[str]]:
+    """(names of the v6 table's instants, shapes of the new ones with their times masked)."""
+    names = sorted(p.name for p in (path / ".hoodie" / "timeline").iterdir() if p.is_file())
+    names = [n for n in names if not n.startswith(".")]  # Hadoop's .crc files
+    kept = [n for n in names if n[:17] in old]
+    new = sorted(
+        "T" + (n[17:] if n[17] != "_" else "_C" + n[35:]) for n in names if n[:17] not in old
+    )
+    return kept, new
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_write_asking_version_9_upgrades_as_hudi_1_2(
+    spark, hudi_1_2, tmp_path, table_type
+) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    options = base_options(
+        "upgrading",
+        table_type,
+        **{
+            "hoodie.metadata.enable": "true",
+            "hoodie.compact.inline.max.delta.commits": "2",
+            "hoodie.clean.automatic": "false",
+        },
+    )
+    # The last v6 write asks version 9 with auto upgrade off: written at version 6, as Hudi 1.2.
+    no_upgrade = {"hoodie.write.table.version": "9", "hoodie.write.auto.upgrade": "false"}
+    for operation, df, extra in [
+        ("bulk_insert", all_types_frame(spark, range(12), 1, "a"), {}),
+        ("upsert", all_types_frame(spark, range(8, 16), 2, "b"), {}),
+        ("delete", all_types_frame(spark, range(0, 2), 9, "c"), {"hoodie.compact.inline": "true"}),
+        ("upsert", all_types_frame(spark, range(4, 6), 4, "d"), no_upgrade),
+    ]:
+        write = {**options, **extra, "hoodie.datasource.write.operation": operation}
+        pyhudi.write(df, str(ours), write)
+    v6 = TableContext.open(str(ours))
+    assert v6.config.version == 6
+    old = {i.time for i in v6.active.timeline}
+    if table_type == "MERGE_ON_READ":  # the compaction ran, and a delta commit followed it
+        assert any(
+            i.action.value == "compaction" or i.action.value == "commit" for i in v6.active.timeline
+        )
+        assert any(s.has_log_files for s in v6.view().latest_file_slices())
+    shutil.copytree(ours, theirs)  # copy2: modification times kept
+
+    upgrade = {
+        **options,
+        "hoodie.write.table.version": "9",
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.datasource.write.operation": "upsert",
+    }
+    rows = all_types_frame(spark, range(14, 18), 5, "e")
+    hudi_1_2.write(str(theirs), rows, upgrade)
+    pyhudi.write(rows, str(ours), upgrade)
+
+    assert _properties(ours) == _properties(theirs)
+    assert _properties(ours)["hoodie.table.version"] == "9"
+    kept, new = _timeline(ours, old)
+    assert (kept, new) == _timeline(theirs, old)
+    assert len(kept) == len(list((theirs / ".hoodie" / "timeline").glob("2*"))) - len(new)
+    assert not [p for p in (ours / ".hoodie").iterdir() if p.is_file() and p.name[:17] in old]
+    for name in kept:  # Avro commit metadata alike (sync markers differ)
+        if (
+            name.endswith(("commit", "deltacommit", "requested", "inflight"))
+            and "compaction" not in name
+        ):
+            mine, hudis = (p / ".hoodie" / "timeline" / name for p in (ours, theirs))
+            assert decode_container(mine.read_bytes()) == decode_container(hudis.read_bytes()), name
+
+    what = f"{table_type} upgraded to v9"
+    count = assert_readers_agree(spark, hudi_1_2, str(ours), what)
+    assert count == 16  # keys 2..17
+    theirs_read = hudi_frame(spark, hudi_1_2.read(str(theirs), HUDI_READ))
+    ours_read = hudi_frame(spark, hudi_1_2.read(str(ours), HUDI_READ))
+    drop = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
+    assert_same_read(ours_read, theirs_read, f"{what}: pyhudi's and Hudi's upgrades", drop=drop)
+    assert pyhudi.HudiTable(str(ours)).properties["hoodie.table.metadata.partitions"] == "files"
