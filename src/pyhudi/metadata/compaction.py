@@ -152,13 +152,35 @@ def plan_metadata_compaction(
                     base_instant=latest.base_instant_time,
                     base_file=base.file_name if base else None,
                     log_files=tuple(lf.file_name for lf in logs),
-                    metrics={
-                        "TOTAL_LOG_FILES": float(len(logs)),
-                        "TOTAL_LOG_FILES_SIZE": float(log_bytes),
-                    },
+                    metrics=(
+                        _io_metrics(len(logs), log_bytes, max(base.size_bytes, 0) if base else None)
+                        if completed_before is not None
+                        else {
+                            "TOTAL_LOG_FILES": float(len(logs)),
+                            "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+                        }
+                    ),
                 )
             )
     return CompactionPlan(tuple(operations)) if operations else None
+
+
+#: The metadata table's `hoodie.parquet.max.file.size`: the write size Hudi assumes without a base.
+_MAX_FILE_SIZE = 120 * 1024 * 1024
+_MB = 1024 * 1024
+
+
+def _io_metrics(log_files: int, log_bytes: int, base_bytes: int | None) -> dict[str, float]:
+    """Version 8+: Hudi 1.2's `CompactionStrategy.captureMetrics` (whole MB), in its order."""
+    read_mb = ((base_bytes or 0) + log_bytes) // _MB
+    write_mb = (_MAX_FILE_SIZE if base_bytes is None else base_bytes) // _MB
+    return {
+        "TOTAL_LOG_FILES": float(log_files),
+        "TOTAL_IO_MB": float(read_mb + write_mb),
+        "TOTAL_IO_READ_MB": float(read_mb),
+        "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+        "TOTAL_IO_WRITE_MB": float(write_mb),
+    }
 
 
 def _completed_before(mdt: TableContext, instant_time: str | None) -> frozenset[str] | None:

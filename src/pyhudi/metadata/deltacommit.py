@@ -189,14 +189,48 @@ def _start(
     groups: Sequence[GroupWrite],
 ) -> Instant:
     requested = mdt.active.create_requested(instant_time, Action.DELTA_COMMIT)
-    profile = encode_commit_metadata(
-        CommitMetadata(operation_type=operation), table_version=mdt.config.version
-    )
+    if mdt.config.version < 8:
+        profile = encode_commit_metadata(CommitMetadata(operation_type=operation))
+    elif operation is WriteOperationType.BULK_INSERT_PREPPED:
+        profile = b""  # Hudi 1.2's initialising deltacommit has an empty inflight file
+    else:
+        profile = encode_commit_metadata(
+            _workload_profile(mdt, groups), table_version=mdt.config.version
+        )
     for partition in sorted({g.partition for g in groups}):
         layout.ensure_partition_metadata(
             mdt.storage, mdt.partition_path(partition), partition, instant_time
         )
     return mdt.active.transition_to_inflight(requested, profile)
+
+
+def _workload_profile(mdt: TableContext, groups: Sequence[GroupWrite]) -> CommitMetadata:
+    """Version 8+: the inflight deltacommit as Hudi 1.2 writes it (its `WorkloadProfile`): per
+    partition an empty stat, then one per file group naming its latest slice's base instant and
+    the records it updates."""
+    view = mdt.view()
+    partitions = sorted({g.partition for g in groups})
+    latest = {
+        (p, g.file_id): g.slices[0].base_instant_time
+        for p in partitions
+        for g in view.file_groups(None, [p], include_replaced=True)
+        if g.slices
+    }
+    stats: dict[str, list[WriteStat]] = {p: [WriteStat("", None, None)] for p in partitions}
+    for group in groups:
+        stats[group.partition].append(
+            WriteStat(
+                group.file_id,
+                None,
+                None,
+                prev_commit=latest.get((group.partition, group.file_id), "null"),
+                num_update_writes=len(group.records) + len(group.deleted),
+            )
+        )
+    return CommitMetadata(
+        partition_to_write_stats={p: tuple(s) for p, s in stats.items()},
+        operation_type=WriteOperationType.UPSERT_PREPPED,
+    )
 
 
 def _marker(mdt: TableContext, instant_time: str, partition: str, name: str, io: IOType) -> None:
