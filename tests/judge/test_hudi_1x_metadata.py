@@ -120,6 +120,9 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     # ... and pyhudi after it: its files partition goes on, the index partitions are disabled.
     pyhudi.write(all_types_frame(spark, range(28, 32), 5, "p"), path, {**options, **upsert})
     assert pyhudi.HudiTable(path).properties["hoodie.table.metadata.partitions"] == "files"
+    index_defs = tmp_path / name / ".hoodie" / ".index_defs"  # its definition goes, as Hudi's
+    assert (index_defs / "index.json").read_text() == '{\n  "indexDefinitions" : { }\n}'
+    assert not (index_defs / ".index.json.crc").exists()
     report = validate(path)
     assert report.ok, [str(d) for d in report.differences]
     assert assert_readers_agree(spark, hudi_1_2, path, f"v{version} on") == 29

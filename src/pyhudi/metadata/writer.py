@@ -25,7 +25,9 @@ deltacommit on the metadata table (`rollback_records.roll_back_deltacommit`).
 
 from __future__ import annotations
 
+import json
 import logging
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -379,10 +381,56 @@ def drop_unmaintained_partitions(
     )
     for name in others:
         ctx.storage.delete_dir(f"{metadata_table_path(ctx)}/{name}")
+    drop_index_definitions(ctx, others)
     kept = [p for p in ctx.config.metadata_partitions if p in keep]
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: ",".join(kept), tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )
+
+
+#: Versions 8+: where the table's index definitions are (`.hoodie/.index_defs/index.json`).
+INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
+
+
+def drop_index_definitions(ctx: TableContext, names: Sequence[str]) -> None:
+    """Versions 8+: remove the definitions of the dropped indexes `names` from the index
+    definitions file, as Hudi 1.2 does when a writer disables an index (the file stays, maybe
+    with no definition left); Hadoop's stale `.index.json.crc` goes with the old content."""
+    relative = ctx.config.props.get(INDEX_DEFS_PATH_KEY)
+    if ctx.config.version < 8 or not relative:
+        return
+    path = posixpath.join(ctx.base_path, relative)
+    if not ctx.storage.exists(path):
+        return
+    document = json.loads(ctx.storage.read_bytes(path))
+    definitions = document.get("indexDefinitions") or {}
+    kept = {k: v for k, v in definitions.items() if k not in names}
+    if kept == definitions:
+        return
+    document["indexDefinitions"] = kept
+    folder, name = posixpath.split(path)
+    ctx.storage.delete(posixpath.join(folder, f".{name}.crc"))
+    ctx.storage.delete(path)
+    ctx.storage.write_bytes(path, jackson_pretty_json(document).encode("utf-8"))
+
+
+def jackson_pretty_json(value: Any, level: int = 0) -> str:
+    """`value` as Jackson's default pretty printer writes it (Hudi's index definitions file):
+    two-space indents, `" : "`, arrays on one line, empty containers `{ }` and `[ ]`."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "{ }"
+        inner = "  " * (level + 1)
+        fields = [
+            f"{inner}{json.dumps(str(k))} : {jackson_pretty_json(v, level + 1)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(fields) + "\n" + "  " * level + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[ ]"
+        return "[ " + ", ".join(jackson_pretty_json(v, level) for v in value) + " ]"
+    return json.dumps(value)
 
 
 def metadata_table_readable(ctx: TableContext) -> bool:
