@@ -10,6 +10,7 @@ from types import ModuleType
 
 from pyhudi.api import (
     HudiTable,
+    downgrade_table,
     read,
     read_arrow,
     register,
@@ -80,6 +81,7 @@ __all__ = [
     "WriteConflictError",
     "WriteError",
     "__version__",
+    "downgrade_table",
     "read",
     "read_arrow",
     "register",

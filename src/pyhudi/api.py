@@ -89,6 +89,26 @@ def upgrade_table(
     return _upgrade(spark, path, to_version, options)
 
 
+def downgrade_table(
+    path: str,
+    to_version: int,
+    options: Mapping[str, str] | None = None,
+    *,
+    spark: SparkSession | None = None,
+) -> UpgradeResult:
+    """Downgrade the table at `path` from version 9 to 8 or 6 (or 8 to 6) as Apache Hudi 1.2's
+    `CALL downgrade_table` does (failed writes rolled back, a merge-on-read table compacted with
+    `spark` or the active session, the timeline back to layout 1 for 6); crash-safe. See
+    docs/table-versions.md."""
+    from pyhudi.client.upgrade import downgrade_table as _downgrade
+
+    if spark is None and TableContext.open(path).config.is_merge_on_read:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    return _downgrade(spark, path, to_version, options)
+
+
 def _sync(spark: SparkSession | None, path: str, options: Mapping[str, str]) -> None:
     """Hudi's meta sync after a commit (`hoodie.datasource.meta.sync.enable`)."""
     from pyhudi.spark.sync import sync_enabled, sync_to_catalog

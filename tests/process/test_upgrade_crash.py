@@ -1,7 +1,7 @@
-"""An upgrade (6 -> 9) SIGKILLed at each of its steps leaves a table that reads at version 6 or at
-version 9, never between: the same instants, the same rows; the next upgrade finishes it, to the
-very timeline an uninterrupted upgrade writes. The table is a real Hudi 0.15 table
-(tests/data/hudi-tables), upgraded by the CLI in a child process; no Spark."""
+"""An upgrade (6 -> 9) or a downgrade (9 -> 6) SIGKILLed at each of its steps leaves a table that
+reads at one version or the other, never between: the same instants, the same rows; the next run
+finishes it, to the very timeline an uninterrupted one writes. The table is a real Hudi 0.15
+table (tests/data/hudi-tables), changed by the CLI in a child process; no Spark."""
 
 from __future__ import annotations
 
@@ -21,17 +21,25 @@ from pyhudi.codec.avro_schemas import decode_container
 from pyhudi.table.context import TableContext
 from pyhudi.table.faults import FAULT_MARK_ENV, FAULT_POINT_ENV
 
+#: (upgrade.after_compaction: before anything changed, on this copy-on-write table)
 POINTS = [
-    "upgrade.after_compaction",
     "upgrade.during_timeline",
     "upgrade.after_timeline_written",
     "upgrade.after_properties",
 ]
 
 
-def _upgrade(path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+DOWNGRADE_POINTS = [
+    "downgrade.during_timeline",
+    "downgrade.after_properties",
+]
+
+
+def _upgrade(
+    path: Path, env: dict[str, str] | None = None, *, action: str = "upgrade", to: int = 9
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pyhudi", "table", "upgrade", str(path), "--to", "9"],
+        [sys.executable, "-m", "pyhudi", "table", action, str(path), "--to", str(to)],
         env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
@@ -48,8 +56,8 @@ def _rows(path: Path) -> pa.Table:
     return pyhudi.read_arrow(str(path)).sort_by("_hoodie_record_key")
 
 
-def _timeline_files(path: Path) -> list[str]:
-    return sorted(p.name for p in (path / ".hoodie" / "timeline").iterdir() if p.is_file())
+def _timeline_files(path: Path, folder: str = ".hoodie/timeline") -> list[str]:
+    return sorted(p.name for p in (path / folder).iterdir() if p.is_file() and p.name[0].isdigit())
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -83,3 +91,31 @@ def test_an_upgrade_killed_at_each_step_reads_at_one_version(tmp_path: Path, poi
 
 def _content(data: bytes) -> object:
     return decode_container(data) if data.startswith(b"Obj\x01") else data
+
+
+@pytest.mark.parametrize("point", DOWNGRADE_POINTS)
+def test_a_downgrade_killed_at_each_step_reads_at_one_version(tmp_path: Path, point: str) -> None:
+    path = unzip_table("cow__v6_simplekeygen_nonhivestyle", tmp_path / "killed")
+    pyhudi.upgrade_table(str(path), 9)
+    reference = tmp_path / "reference"
+    shutil.copytree(path, reference)
+    instants, rows = _instants(path), _rows(path)
+
+    mark = tmp_path / "mark"
+    env = {FAULT_POINT_ENV: point, FAULT_MARK_ENV: str(mark)}
+    done = _upgrade(path, env, action="downgrade", to=6)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert mark.read_text().split()[0] == point
+    version = TableContext.open(str(path)).config.version
+    assert version == (6 if point == "downgrade.after_properties" else 9)
+    assert [i[:2] for i in _instants(path)] == [i[:2] for i in instants]
+    assert _rows(path).equals(rows)
+
+    assert _upgrade(path, action="downgrade", to=6).returncode == 0
+    assert _upgrade(reference, action="downgrade", to=6).returncode == 0
+    for table in (path, reference):
+        assert TableContext.open(str(table)).config.version == 6
+        assert [i[:2] for i in _instants(table)] == [i[:2] for i in instants]
+        assert _rows(table).equals(rows)
+        assert not _timeline_files(table)
+    assert _timeline_files(path, ".hoodie") == _timeline_files(reference, ".hoodie")

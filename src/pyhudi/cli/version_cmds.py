@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from pyhudi.cli.service_cmds import _options
 from pyhudi.table.context import TableContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -16,6 +20,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     upgrade = group.add_parser("upgrade", help="upgrade the table to version 8 or 9 (Hudi 1.x)")
     _add(upgrade, default=9)
     upgrade.set_defaults(handler=_upgrade)
+    downgrade = group.add_parser("downgrade", help="downgrade the table to version 8 or 6")
+    _add(downgrade)
+    downgrade.set_defaults(handler=_downgrade)
 
 
 def _add(parser: argparse.ArgumentParser, *, default: int | None = None) -> None:
@@ -36,10 +43,21 @@ def _add(parser: argparse.ArgumentParser, *, default: int | None = None) -> None
 def _upgrade(args: argparse.Namespace) -> int:
     from pyhudi.client.upgrade import upgrade_table
 
-    spark = None
-    if TableContext.open(args.path).config.is_merge_on_read:  # its log files are compacted first
-        from pyhudi.spark.session import local_session
-
-        spark = local_session("pyhudi-upgrade")
-    print(upgrade_table(spark, args.path, args.to, _options(args.option)))
+    print(upgrade_table(_spark(args.path), args.path, args.to, _options(args.option)))
     return 0
+
+
+def _downgrade(args: argparse.Namespace) -> int:
+    from pyhudi.client.upgrade import downgrade_table
+
+    print(downgrade_table(_spark(args.path), args.path, args.to, _options(args.option)))
+    return 0
+
+
+def _spark(path: str) -> SparkSession | None:
+    """A local session for a merge-on-read table, whose log files are compacted first."""
+    if not TableContext.open(path).config.is_merge_on_read:
+        return None
+    from pyhudi.spark.session import local_session
+
+    return local_session("pyhudi-table-version")

@@ -1,6 +1,7 @@
-"""Table upgrades as Apache Hudi 1.2 runs them: by a write asking a higher
-`hoodie.write.table.version` (with `hoodie.write.auto.upgrade`, Hudi's default), or by
-`pyhudi.upgrade_table`. The steps and how pyhudi keeps them crash-safe: `pyhudi.table.upgrade`."""
+"""Table upgrades and downgrades as Apache Hudi 1.2 runs them: an upgrade by a write asking a
+higher `hoodie.write.table.version` (with `hoodie.write.auto.upgrade`, Hudi's default) or by
+`pyhudi.upgrade_table`, a downgrade by `pyhudi.downgrade_table` / `pyhudi table downgrade`. The
+steps and how pyhudi keeps them crash-safe: `pyhudi.table.upgrade`, `pyhudi.table.downgrade`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.metadata.writer import commit_rollback_to_metadata_table
 from pyhudi.services.compaction.execute import execute_compaction, schedule_compaction
 from pyhudi.table.context import TableContext
+from pyhudi.table.downgrade import (
+    check_downgrade,
+    delete_layout_2_timeline,
+    finish_downgrade,
+    leftover_layout_2_files,
+)
 from pyhudi.table.faults import fault_point
 from pyhudi.table.guard import await_live_writers, rollback_failed_writes_eager
 from pyhudi.table.lock import write_scope_lock
@@ -77,15 +84,34 @@ def upgrade_for_write(
     return result
 
 
-def _upgrade_locked(
-    spark: SparkSession | None, ctx: TableContext, to_version: int, options: Mapping[str, str]
+def downgrade_table(
+    spark: SparkSession | None,
+    path: str,
+    to_version: int,
+    options: Mapping[str, str] | None = None,
 ) -> UpgradeResult:
+    """Downgrade the Hudi table at `path` to table version `to_version` (8 or 6) as Hudi 1.2's
+    `CALL downgrade_table` does. A merge-on-read table is compacted first (`spark` needed when
+    it has log files)."""
+    options = {str(k): str(v) for k, v in (options or {}).items()}
+    ctx = TableContext.open(path)
+    if ctx.config.version == to_version:
+        if leftover_layout_2_files(ctx):
+            delete_layout_2_timeline(ctx)
+        return UpgradeResult(to_version, to_version)
+    check_downgrade(ctx, to_version)
     from_version = ctx.config.version
-    if from_version == 8:
+    with write_scope_lock(ctx.uri, options):
+        rolled, compaction = _roll_back_and_compact(spark, ctx.reload(), options)
         with table_transaction(ctx, options):
-            eight_to_nine(ctx)
-        return UpgradeResult(8, to_version)
-    # The rollback and the compaction write the table at its old version.
+            deleted, moved = finish_downgrade(ctx.reload(), to_version)
+    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved)
+
+
+def _roll_back_and_compact(
+    spark: SparkSession | None, ctx: TableContext, options: Mapping[str, str]
+) -> tuple[tuple[str, ...], str | None]:
+    """Hudi's `rollbackFailedWritesAndCompact`, at the table's own version."""
     options = {k: v for k, v in options.items() if k != write_keys.WRITE_TABLE_VERSION.key}
     await_live_writers(ctx, options)
     with table_transaction(ctx, options):
@@ -95,9 +121,21 @@ def _upgrade_locked(
     ctx.reload()
     compaction = _compact_log_files(spark, ctx, options) if ctx.config.is_merge_on_read else None
     fault_point("upgrade.after_compaction")
+    return tuple(rolled), compaction
+
+
+def _upgrade_locked(
+    spark: SparkSession | None, ctx: TableContext, to_version: int, options: Mapping[str, str]
+) -> UpgradeResult:
+    from_version = ctx.config.version
+    rolled, compaction = _roll_back_and_compact(spark, ctx, options)
+    if from_version == 8:
+        with table_transaction(ctx, options):
+            eight_to_nine(ctx.reload())
+        return UpgradeResult(8, to_version, rolled, compaction)
     with table_transaction(ctx, options):
         deleted, moved = finish_upgrade(ctx.reload(), to_version)
-    return UpgradeResult(from_version, to_version, tuple(rolled), compaction, deleted, moved)
+    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved)
 
 
 def _compact_log_files(

@@ -85,7 +85,7 @@ _BUILT_IN_PAYLOADS = (DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, EVENT_TIME_PAYLOAD)
 
 @dataclass(frozen=True)
 class UpgradeResult:
-    """What an upgrade did: the versions, the instants rolled back, the compaction it ran (merge
+    """What an upgrade (or a downgrade) did: the versions, the instants rolled back, the compaction it ran (merge
     on read), whether it deleted the metadata table, and how many timeline files it moved."""
 
     from_version: int
@@ -96,7 +96,8 @@ class UpgradeResult:
     timeline_files: int = 0
 
     def __str__(self) -> str:
-        parts = [f"upgraded from version {self.from_version} to {self.to_version}"]
+        verb = "upgraded" if self.to_version >= self.from_version else "downgraded"
+        parts = [f"{verb} from version {self.from_version} to {self.to_version}"]
         if self.rolled_back:
             parts.append(f"rolled back {', '.join(self.rolled_back)}")
         if self.compaction:
@@ -138,7 +139,7 @@ def finish_upgrade(ctx: TableContext, to_version: int) -> tuple[bool, int]:
     layout-2 timeline written, `hoodie.properties` switched, the layout-1 files deleted. Returns
     (metadata table deleted, timeline files moved)."""
     check_upgrade(ctx, to_version)
-    deleted = _delete_metadata_table(ctx)
+    deleted = delete_metadata_table(ctx)
     moved = _write_layout_2_timeline(ctx, to_version)
     fault_point("upgrade.after_timeline_written")
     ctx.update_properties(_upgraded_properties(ctx.config.props, to_version))
@@ -163,7 +164,9 @@ def eight_to_nine(ctx: TableContext) -> None:
 
 
 # ---- step 2: the metadata table ----------------------------------------------------------------
-def _delete_metadata_table(ctx: TableContext) -> bool:
+def delete_metadata_table(ctx: TableContext) -> bool:
+    """Drop the metadata table: its partitions out of `hoodie.properties` first (no reader uses
+    a half-deleted table), then its folder. The next write with it enabled builds it again."""
     mdt = metadata_table_base_path(ctx)
     partitions = ctx.config.props.get(table_keys.METADATA_PARTITIONS.key)
     inflight = ctx.config.props.get(table_keys.METADATA_PARTITIONS_INFLIGHT.key)
@@ -340,8 +343,10 @@ __all__ = [
     "UpgradeResult",
     "check_upgrade",
     "delete_layout_1_timeline",
+    "delete_metadata_table",
     "eight_to_nine",
     "finish_upgrade",
+    "layout_1_instant_files",
     "leftover_layout_1_files",
     "upgraded_config",
 ]

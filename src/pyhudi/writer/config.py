@@ -105,23 +105,19 @@ class WriteConfig:
         return self.index_type.is_global
 
     def table_properties(self) -> dict[str, str]:
-        """`hoodie.properties` entries for a table this write creates (§1.2, §9)."""
-        if self.table_version >= 8:
-            return self._table_properties_1x()
+        """`hoodie.properties` entries for a table this write creates (§1.2, §9), at its version."""
         o = self.options
         props = {
             table_keys.NAME.key: self.table_name,
             table_keys.TYPE.key: self.table_type.value,
-            table_keys.VERSION.key: "6",
-            table_keys.TIMELINE_LAYOUT_VERSION.key: "1",
+            **self._layout_properties(),
             table_keys.BASE_FILE_FORMAT.key: "PARQUET",
             table_keys.RECORD_KEY_FIELDS.key: ",".join(self.keygen.record_key_fields),
-            table_keys.KEY_GENERATOR_CLASS.key: self.keygen.kind.class_name,
+            **self._merge_properties(),
             table_keys.HIVE_STYLE_PARTITIONING.key: _bool(self.keygen.hive_style),
             table_keys.URL_ENCODE_PARTITIONING.key: _bool(self.keygen.url_encode),
             table_keys.DROP_PARTITION_COLUMNS.key: "false",
             table_keys.POPULATE_META_FIELDS.key: _bool(self.populate_meta_fields),
-            table_keys.ARCHIVELOG_FOLDER.key: "archived",
             table_keys.TIMELINE_TIMEZONE.key: (
                 write_keys.TIMELINE_TIMEZONE.get(o)
                 if write_keys.TIMELINE_TIMEZONE.is_set(o)
@@ -134,66 +130,60 @@ class WriteConfig:
         if database:
             props[table_keys.DATABASE.key] = database
         if self.precombine_field:
-            props[table_keys.PRECOMBINE_FIELD.key] = self.precombine_field
+            ordering = (
+                table_keys.PRECOMBINE_FIELD
+                if self.table_version < 8
+                else merge_keys.ORDERING_FIELDS
+            )
+            props[ordering.key] = self.precombine_field
         if self.keygen.is_partitioned:
             props[table_keys.PARTITION_FIELDS.key] = self.keygen.partition_fields_property
         if self.keygen.kind in (KeyGenKind.TIMESTAMP, KeyGenKind.CUSTOM):
             for option in keygen_keys.PERSISTED:
                 if option.is_set(o):
                     props[option.key] = str(option.raw(o))
-        if self.is_merge_on_read:
-            props[table_keys.PAYLOAD_CLASS.key] = self.payload_class
-            props[table_keys.RECORD_MERGER_STRATEGY.key] = (
-                table_keys.RECORD_MERGER_STRATEGY.default or ""
-            )
         return props
 
-    def _table_properties_1x(self) -> dict[str, str]:
-        """The entries Hudi 1.2 writes for a new table of version 8 or 9: timeline layout 2 under
-        `.hoodie/timeline` with its LSM history, the key generator by type, the merge mode and
-        ordering fields (version 8 also records the payload class and the merger's strategy id)."""
-        o = self.options
+    def _layout_properties(self) -> dict[str, str]:
+        """Version 6: timeline layout 1, archive logs in `.hoodie/archived`. Versions 8 and 9 (as
+        Hudi 1.2 writes them): layout 2 under `.hoodie/timeline` with its LSM history, the version
+        the table was created at, the table format."""
+        if self.table_version < 8:
+            return {
+                table_keys.VERSION.key: "6",
+                table_keys.TIMELINE_LAYOUT_VERSION.key: "1",
+                table_keys.ARCHIVELOG_FOLDER.key: "archived",
+            }
         version = str(self.table_version)
-        event_time = self.merge_mode is MergeMode.EVENT_TIME_ORDERING
-        props = {
-            table_keys.NAME.key: self.table_name,
-            table_keys.TYPE.key: self.table_type.value,
+        return {
             table_keys.VERSION.key: version,
             table_keys.INITIAL_VERSION.key: version,
             table_keys.TIMELINE_LAYOUT_VERSION.key: "2",
             archival_keys.TIMELINE_PATH.key: "timeline",
             archival_keys.TIMELINE_HISTORY_PATH.key: "history",
             table_keys.ARCHIVELOG_FOLDER.key: "history",
-            table_keys.BASE_FILE_FORMAT.key: "PARQUET",
             table_keys.TABLE_FORMAT.key: "native",
-            table_keys.RECORD_KEY_FIELDS.key: ",".join(self.keygen.record_key_fields),
-            merge_keys.KEY_GENERATOR_TYPE.key: self.keygen.kind.value,
-            table_keys.HIVE_STYLE_PARTITIONING.key: _bool(self.keygen.hive_style),
-            table_keys.URL_ENCODE_PARTITIONING.key: _bool(self.keygen.url_encode),
-            table_keys.DROP_PARTITION_COLUMNS.key: "false",
-            table_keys.POPULATE_META_FIELDS.key: _bool(self.populate_meta_fields),
-            table_keys.TIMELINE_TIMEZONE.key: (
-                write_keys.TIMELINE_TIMEZONE.get(o)
-                if write_keys.TIMELINE_TIMEZONE.is_set(o)
-                else write_keys.NEW_TABLE_TIMEZONE
-            ),
-            table_keys.PARTITION_METAFILE_USE_BASE_FORMAT.key: "false",
-            table_keys.CDC_ENABLED.key: "false",
             table_keys.MULTIPLE_BASE_FILE_FORMATS.key: "false",
+        }
+
+    def _merge_properties(self) -> dict[str, str]:
+        """Version 6: the key generator class, and on merge-on-read the payload class. Versions 8
+        and 9: the key generator type and the merge mode; version 8 also the payload class and the
+        merger's strategy id."""
+        if self.table_version < 8:
+            props = {table_keys.KEY_GENERATOR_CLASS.key: self.keygen.kind.class_name}
+            if self.is_merge_on_read:
+                props[table_keys.PAYLOAD_CLASS.key] = self.payload_class
+                props[table_keys.RECORD_MERGER_STRATEGY.key] = (
+                    table_keys.RECORD_MERGER_STRATEGY.default or ""
+                )
+            return props
+        props = {
+            merge_keys.KEY_GENERATOR_TYPE.key: self.keygen.kind.value,
             merge_keys.RECORD_MERGE_MODE.key: self.merge_mode.value,
         }
-        database = write_keys.DATABASE_NAME.get(o)
-        if database:
-            props[table_keys.DATABASE.key] = database
-        if self.precombine_field and event_time:
-            props[merge_keys.ORDERING_FIELDS.key] = self.precombine_field
-        if self.keygen.is_partitioned:
-            props[table_keys.PARTITION_FIELDS.key] = self.keygen.partition_fields_property
-        if self.keygen.kind in (KeyGenKind.TIMESTAMP, KeyGenKind.CUSTOM):
-            for option in keygen_keys.PERSISTED:
-                if option.is_set(o):
-                    props[option.key] = str(option.raw(o))
         if self.table_version == 8:
+            event_time = self.merge_mode is MergeMode.EVENT_TIME_ORDERING
             props[table_keys.PAYLOAD_CLASS.key] = self.payload_class
             props[merge_keys.RECORD_MERGE_STRATEGY_ID.key] = (
                 merge_keys.EVENT_TIME_STRATEGY_ID
@@ -323,7 +313,8 @@ def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
     elif option.is_set(o) and asked < table.version:
         raise UnsupportedOperationError(
             f"{option.key}={asked} but the table is at version {table.version}: a write does not "
-            f"downgrade a table; leave {option.key} unset to write version {table.version}"
+            f"downgrade a table; downgrade it first (`pyhudi table downgrade --to {asked}` or "
+            f"pyhudi.downgrade_table), or leave {option.key} unset to write version {table.version}"
         )
     return table.version
 
