@@ -1,8 +1,8 @@
 """pyhudi writes the metadata table of Hudi 1.x tables (versions 8 and 9) as Hudi 1.2 does: its
 properties, init instant, one log file per deltacommit named by its instant, and its compaction at
 a new instant time. Hudi 1.2 reads the table with its metadata table exactly as pyhudi and hudi-rs
-do and finds it listing exactly the files on storage; Hudi 1.2 writes on with its own metadata
-table (adding its index partitions) and pyhudi writes on after it (disabling them)."""
+do and finds it listing exactly the files on storage; at version 9, Hudi 1.2 writes on with its own
+metadata table (adding its index partitions) and pyhudi writes on after it (disabling them)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,8 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
         assert_readers_agree(spark, hudi_1_2, path, f"pyhudi v{version}", only=("snapshot",)) == 22
     )
     _assert_files_listed(hudi_1_2, path, name)
+    if version == "8":  # the layout above is what differs between the versions: enough here
+        return
 
     # Hudi 1.2 writes on with its metadata table (building its index partitions) ...
     hudi = {**options, "hoodie.write.table.version": version, "hoodie.write.auto.upgrade": "false"}
