@@ -407,7 +407,8 @@ class HudiTable:
 
     @property
     def archive(self) -> ArchivalService:
-        """Archival into `.hoodie/archived` (`hoodie.keep.min.commits` / `max.commits`):
+        """Archival into the archived timeline (`.hoodie/archived`; versions 8 and 9: the LSM history
+        under `.hoodie/timeline/history`) (`hoodie.keep.min.commits` / `max.commits`):
         `.run(options)` (or `table.archive(options)`), `.archived()`."""
         from pyhudi.services.namespaces import ArchivalService
 

@@ -138,7 +138,8 @@ class CleanService:
 
 @dataclass(frozen=True)
 class ArchivalService:
-    """Archival of old instants into `.hoodie/archived`: `run()` (or the namespace called:
+    """Archival of old instants into the archived timeline (`.hoodie/archived`, or the LSM history
+    `.hoodie/timeline/history` of versions 8 and 9): `run()` (or the namespace called:
     `table.archive(options)`), `archived()`. Archival writes no plan, so it has no `schedule()`."""
 
     ctx: TableContext
