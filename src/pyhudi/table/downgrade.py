@@ -33,13 +33,13 @@ from pyhudi.table.faults import fault_point
 from pyhudi.table.upgrade import (
     DEFAULT_PAYLOAD,
     OVERWRITE_PAYLOAD,
+    STRATEGY_ID_KEY,
     delete_metadata_table,
 )
 from pyhudi.timeline.active import LAYOUT_2_FOLDER
 
 #: Versions pyhudi downgrades a table to (from 9; from 8 to 6).
 DOWNGRADE_TARGETS = (6, 8)
-_STRATEGY_ID = "hoodie.record.merge.strategy.id"
 _STRATEGY_OF_MODE = {
     "EVENT_TIME_ORDERING": merge_keys.EVENT_TIME_STRATEGY_ID,
     "COMMIT_TIME_ORDERING": merge_keys.COMMIT_TIME_STRATEGY_ID,
@@ -103,13 +103,13 @@ def downgraded_properties(props: Mapping[str, str], to_version: int) -> dict[str
         if ordering:
             changes[table_keys.PRECOMBINE_FIELD.key] = ordering
             changes[merge_keys.ORDERING_FIELDS.key] = None
-        strategy = props.get(_STRATEGY_ID) or _STRATEGY_OF_MODE.get(mode or "")
+        strategy = props.get(STRATEGY_ID_KEY) or _STRATEGY_OF_MODE.get(mode or "")
         if strategy:
-            changes[_STRATEGY_ID] = strategy
+            changes[STRATEGY_ID_KEY] = strategy
     if to_version == 6:  # EightToSevenDowngradeHandler, SevenToSixDowngradeHandler
         changes[table_keys.TIMELINE_LAYOUT_VERSION.key] = "1"
         changes[merge_keys.RECORD_MERGE_MODE.key] = None
-        changes[_STRATEGY_ID] = None
+        changes[STRATEGY_ID_KEY] = None
     return changes
 
 

@@ -76,6 +76,8 @@ _BOOTSTRAP_INDEX_TYPES = {
     "org.apache.hudi.common.bootstrap.index.HFileBootstrapIndex": "HFILE",
     "org.apache.hudi.common.bootstrap.index.NoOpBootstrapIndex": "NO_OP",
 }
+#: The merge strategy id's version-8 key (version 9 keeps `hoodie.compaction.record.merger.strategy`).
+STRATEGY_ID_KEY = "hoodie.record.merge.strategy.id"
 _PAYLOAD = "org.apache.hudi.common.model."
 DEFAULT_PAYLOAD = _PAYLOAD + "DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = _PAYLOAD + "OverwriteWithLatestAvroPayload"
@@ -309,8 +311,9 @@ def _upgraded_properties(props: Mapping[str, str], to_version: int) -> dict[str,
         payload_8 = OVERWRITE_PAYLOAD
     changes[merge_keys.RECORD_MERGE_MODE.key] = mode
     changes[table_keys.RECORD_MERGER_STRATEGY.key] = strategy
-    if to_version == 8:
+    if to_version == 8:  # the strategy id under its 1.x key too (Hudi 1.2 writes both)
         changes[table_keys.PAYLOAD_CLASS.key] = payload_8 or DEFAULT_PAYLOAD
+        changes[STRATEGY_ID_KEY] = strategy
         return changes
     nine = _eight_to_nine({**props, **{k: v for k, v in changes.items() if v is not None}})
     nine[merge_keys.LEGACY_PAYLOAD_CLASS.key] = payload  # the version-6 table's own payload
@@ -320,7 +323,7 @@ def _upgraded_properties(props: Mapping[str, str], to_version: int) -> dict[str,
 def _eight_to_nine(props: Mapping[str, str]) -> dict[str, str | None]:
     """EightToNineUpgradeHandler: the built-in payload class becomes the legacy one, the
     precombine field the ordering fields."""
-    changes: dict[str, str | None] = {table_keys.VERSION.key: "9"}
+    changes: dict[str, str | None] = {table_keys.VERSION.key: "9", STRATEGY_ID_KEY: None}
     payload = props.get(table_keys.PAYLOAD_CLASS.key)
     if payload is not None and payload in _BUILT_IN_PAYLOADS:
         changes[merge_keys.LEGACY_PAYLOAD_CLASS.key] = payload
@@ -339,6 +342,7 @@ def leftover_layout_1_files(ctx: TableContext) -> bool:
 
 
 __all__ = [
+    "STRATEGY_ID_KEY",
     "UPGRADE_TARGETS",
     "UpgradeResult",
     "check_upgrade",
