@@ -15,6 +15,7 @@ from pyhudi.table.config import TableConfig
 from pyhudi.table.context import TableContext
 from pyhudi.table.downgrade import check_downgrade, downgraded_properties
 from pyhudi.table.upgrade import check_upgrade, upgraded_config
+from pyhudi.writer.config import resolve_write_config
 
 _MODEL = "org.apache.hudi.common.model."
 _EVENT_TIME = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -113,3 +114,20 @@ def test_what_pyhudi_does_not_upgrade_is_refused_before_anything_changes(tmp_pat
     with pytest.raises(UnsupportedOperationError, match="not 6 to 8"):
         check_downgrade(archived, 8)
     assert TableContext.open(archived.uri).config.props == archived.config.props
+
+
+def test_a_write_path_that_cannot_upgrade_says_so_and_auto_upgrade_off_writes_the_old_version(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    table = TableConfig(V6_COW)
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"}
+    options |= {"hoodie.datasource.write.partitionpath.field": "part"}
+    nine = {**options, "hoodie.write.table.version": "9"}
+    with pytest.raises(UnsupportedOperationError, match="does not upgrade tables"):
+        resolve_write_config(nine, table)  # the data source, MERGE INTO: pyhudi.write upgrades
+    off = {**nine, "hoodie.write.auto.upgrade": "false"}
+    assert resolve_write_config(off, table).table_version == 6
+    assert "the table stays at version 6" in caplog.text
+    lower = TableConfig(upgraded_config(table, 9).props)
+    with pytest.raises(UnsupportedOperationError, match="does not downgrade"):
+        resolve_write_config({**options, "hoodie.write.table.version": "6"}, lower)
