@@ -172,18 +172,29 @@ def _retain_for_pending(timeline: Timeline) -> str | None:
     return (before or pending).time
 
 
-def _retain_for_compaction(ctx: TableContext, config: ArchivalConfig) -> str | None:
-    """Keep the deltacommits the next NUM_COMMITS compaction trigger counts (MOR only)."""
+def _retain_for_compaction(
+    ctx: TableContext, config: ArchivalConfig, *, layout_2: bool = False
+) -> str | None:
+    """Keep the deltacommits the next NUM_COMMITS compaction trigger counts (MOR only). Layout 1:
+    the deltacommits after the last compaction. Layout 2 (Hudi 1.2's
+    `CompactionUtils.getEarliestInstantToRetainForCompaction`, NUM_COMMITS or NUM_AND_TIME): after
+    the last compaction or replacecommit, counted by completion time."""
     if not ctx.config.is_merge_on_read or config.compaction_trigger_strategy not in (
         "NUM_COMMITS",
         "NUM_AND_TIME",
     ):
         return None
     timeline = ctx.active.timeline
-    last_compaction = timeline.completed().with_actions(Action.COMMIT).last
+    actions = (Action.COMMIT, Action.REPLACE_COMMIT) if layout_2 else (Action.COMMIT,)
+    last = timeline.completed().with_actions(*actions).last
     deltas = timeline.with_actions(Action.DELTA_COMMIT).instants
-    if last_compaction is not None:
-        window, anchor = [d for d in deltas if d.time > last_compaction.time], last_compaction
+    if last is not None:
+        after = last.time
+        if layout_2:
+            window = [d for d in deltas if _modified_after(d, after)]
+        else:
+            window = [d for d in deltas if d.time > after]
+        anchor = last
     elif deltas:
         window, anchor = list(deltas), deltas[0]
     else:
@@ -324,7 +335,7 @@ def plan_lsm_archival(ctx: TableContext, config: ArchivalConfig) -> list[Instant
     bounds = [
         _first_savepoint(timeline),
         _retain_for_pending(timeline),
-        _retain_for_compaction_v2(ctx, config),
+        _retain_for_compaction(ctx, config, layout_2=True),
         _retain_for_clustering_v2(ctx),
         _metadata_table_bound_v2(ctx),
         _data_table_bound(ctx),
@@ -339,29 +350,6 @@ def plan_lsm_archival(ctx: TableContext, config: ArchivalConfig) -> list[Instant
     cleans = timeline.completed().with_actions(Action.CLEAN, Action.ROLLBACK)
     chosen += [i for i in cleans if i.time < last]
     return sorted(chosen, key=Instant.sort_key)
-
-
-def _retain_for_compaction_v2(ctx: TableContext, config: ArchivalConfig) -> str | None:
-    """Hudi 1.2 `CompactionUtils.getEarliestInstantToRetainForCompaction` (MOR, NUM_COMMITS or
-    NUM_AND_TIME): deltacommits are counted by completion time after the last compaction."""
-    if not ctx.config.is_merge_on_read or config.compaction_trigger_strategy not in (
-        "NUM_COMMITS",
-        "NUM_AND_TIME",
-    ):
-        return None
-    timeline = ctx.active.timeline
-    last = timeline.completed().with_actions(Action.COMMIT, Action.REPLACE_COMMIT).last
-    deltas = timeline.with_actions(Action.DELTA_COMMIT).instants
-    if last is not None:
-        window, anchor = [d for d in deltas if _modified_after(d, last.time)], last
-    elif deltas:
-        window, anchor = list(deltas), deltas[0]
-    else:
-        return None
-    max_deltas = config.compaction_max_delta_commits
-    if len(window) < max_deltas:
-        return anchor.time
-    return window[len(window) - max_deltas].time
 
 
 def _modified_after(instant: Instant, time: str) -> bool:
