@@ -12,7 +12,7 @@ An empty file is valid and means empty metadata. Enum values are upper-case name
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyhudi.codec.avro_schemas import decode_container, encode_container_1x
@@ -105,10 +105,24 @@ def encode_commit_metadata(metadata: CommitMetadata, *, table_version: int = 6) 
     """`HoodieCommitMetadata` / `HoodieReplaceCommitMetadata` as the table version stores it:
     Jackson-style JSON (6), or the Avro container Hudi 1.2 writes (8, 9)."""
     if table_version >= 8:
-        return _encode_avro(metadata)
+        doc = _document_of(metadata, stat_to_avro)
+        # Hudi 1.2 (`convertCommitMetadataToAvro`) leaves `version` null, every stat field set.
+        doc["version"] = None
+        name = "HoodieCommitMetadata"
+        if metadata.partition_to_replace_file_ids is not None:
+            name = "HoodieReplaceCommitMetadata"
+        return encode_container_1x(name, doc)
+    doc = _document_of(metadata, stat_to_json)
+    return json.dumps(doc, indent=2, separators=(",", " : ")).encode("utf-8")
+
+
+def _document_of(
+    metadata: CommitMetadata, stat: Callable[[WriteStat], dict[str, Any]]
+) -> dict[str, Any]:
+    """The fields of `HoodieCommitMetadata` (and `partitionToReplaceFileIds` of a replace)."""
     doc: dict[str, Any] = {
         "partitionToWriteStats": {
-            partition: [stat_to_json(s) for s in stats]
+            partition: [stat(s) for s in stats]
             for partition, stats in metadata.partition_to_write_stats.items()
         },
         "compacted": metadata.compacted,
@@ -119,27 +133,7 @@ def encode_commit_metadata(metadata: CommitMetadata, *, table_version: int = 6) 
         doc["partitionToReplaceFileIds"] = {
             p: list(ids) for p, ids in metadata.partition_to_replace_file_ids.items()
         }
-    return json.dumps(doc, indent=2, separators=(",", " : ")).encode("utf-8")
-
-
-def _encode_avro(metadata: CommitMetadata) -> bytes:
-    # Hudi 1.2 (`convertCommitMetadataToAvro`) leaves `version` null and writes every stat field.
-    record: dict[str, Any] = {
-        "partitionToWriteStats": {
-            partition: [stat_to_avro(s) for s in stats]
-            for partition, stats in metadata.partition_to_write_stats.items()
-        },
-        "compacted": metadata.compacted,
-        "extraMetadata": dict(metadata.extra_metadata),
-        "version": None,
-        "operationType": metadata.operation_type.value,
-    }
-    if metadata.partition_to_replace_file_ids is None:
-        return encode_container_1x("HoodieCommitMetadata", record)
-    record["partitionToReplaceFileIds"] = {
-        p: list(ids) for p, ids in metadata.partition_to_replace_file_ids.items()
-    }
-    return encode_container_1x("HoodieReplaceCommitMetadata", record)
+    return doc
 
 
 def stat_to_avro(stat: WriteStat) -> dict[str, Any]:

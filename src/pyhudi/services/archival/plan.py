@@ -211,11 +211,7 @@ def _retain_for_clustering(ctx: TableContext) -> str | None:
     replaces = timeline.with_actions(Action.REPLACE_COMMIT)
     if not replaces:
         return None
-    clean_bound = latest_clean_retain_bound(ctx)
-    if clean_bound is None:
-        retain = replaces.first
-    else:
-        retain = replaces.filter(lambda i: i.time >= clean_bound).first
+    retain = _first_not_cleaned(ctx, replaces)
     inflight = replaces.filter(lambda i: i.is_inflight).first
     if inflight is not None:
         before = timeline.commits().filter(lambda i: i.time < inflight.time).last
@@ -366,12 +362,16 @@ def _retain_for_clustering_v2(ctx: TableContext) -> str | None:
     replaces = ctx.active.timeline.with_actions(Action.REPLACE_COMMIT, Action.CLUSTERING)
     if not replaces:
         return None
+    retain = _first_not_cleaned(ctx, replaces)
+    return retain.time if retain else None
+
+
+def _first_not_cleaned(ctx: TableContext, replaces: Timeline) -> Instant | None:
+    """The first of `replaces` at or after the latest clean's retain bound (the first if none)."""
     clean_bound = latest_clean_retain_bound(ctx)
     if clean_bound is None:
-        retain = replaces.first
-    else:
-        retain = replaces.filter(lambda i: i.time >= clean_bound).first
-    return retain.time if retain else None
+        return replaces.first
+    return replaces.filter(lambda i: i.time >= clean_bound).first
 
 
 def _metadata_table_bound_v2(ctx: TableContext) -> str | None:
