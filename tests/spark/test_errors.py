@@ -14,7 +14,6 @@ from pyhudi.exceptions import (
     InvalidRecordError,
     SchemaMismatchError,
     UnsupportedOperationError,
-    UnsupportedVersionError,
 )
 
 
@@ -200,16 +199,19 @@ def test_type_narrowing_and_dropped_key_field_are_rejected(spark, table):
     _assert_untouched(spark, table, before)
 
 
-def test_writing_a_table_version_8_table_is_refused(spark, hudi_tables, tmp_path):
+def test_a_write_asking_a_version_8_table_for_version_6_is_refused(spark, hudi_tables, tmp_path):
     import shutil
 
     copy = tmp_path / "v8"
     shutil.copytree(hudi_tables["cow__v8_nonpartitioned"], copy)
+    before = sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir())
     df = spark.read.parquet(str(next(p for p in copy.glob("*.parquet")))).drop(
         *[c for c in ("_hoodie_commit_time",)]
     )
-    with pytest.raises(UnsupportedVersionError, match="version 6"):
-        pyhudi.write(df, str(copy), {"hoodie.datasource.write.operation": "insert"})
+    options = {"hoodie.datasource.write.operation": "insert", "hoodie.write.table.version": "6"}
+    with pytest.raises(UnsupportedOperationError, match="does not downgrade a table"):
+        pyhudi.write(df, str(copy), options)
+    assert sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir()) == before
 
 
 def test_reading_a_folder_without_a_table_names_the_path(spark, tmp_path):

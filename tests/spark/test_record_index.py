@@ -5,6 +5,7 @@ keys with nothing; a table without a record index is a ConfigError, and the tabl
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,6 +15,7 @@ from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
 from pyhudi.codec.schema import RECORD_KEY
+from pyhudi.config.index import IndexType
 from pyhudi.exceptions import ConfigError
 from pyhudi.index.locate import tag_locations
 from pyhudi.index.record_index import locate_on_driver, record_index_locations
@@ -55,9 +57,11 @@ def test_record_index_tags_existing_and_new_keys_as_hudi_rs_reads_them(spark, hu
         "hoodie.datasource.write.partitionpath.field": "city",
         "hoodie.datasource.write.precombine.field": "ts",
         "hoodie.datasource.write.operation": "upsert",
-        "hoodie.index.type": "RECORD_INDEX",
+        "hoodie.metadata.enable": "false",
     }
-    cfg = resolve_write_config(options, ctx.config)
+    # pyhudi does not write a version 8 table's record index (a write asking for it is refused),
+    # but it looks keys up in the one Hudi wrote: the lookup alone, with the record index's config.
+    cfg = replace(resolve_write_config(options, ctx.config), index_type=IndexType.RECORD_INDEX)
     assert cfg.is_global_index
     tagged = tag_locations(spark, ctx, incoming, cfg, ["city=x"])
     rows = {r[RECORD_KEY]: r for r in tagged.collect()}
