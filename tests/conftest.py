@@ -98,6 +98,8 @@ JUDGE_SECOND_HALF = {
     "test_s3.py",
     "test_storage_lock_format.py",
     "test_dynamodb_lock.py",
+    "test_hudi_1x_writes.py",
+    "test_lsm_archival.py",
 }
 #: The longest scopes, handed out before every other: the workers start on them at once while
 #: the rest is shared after (a long scope taken last would keep one worker busy after the others).
