@@ -33,6 +33,7 @@ from pyhudi.table.context import TableContext
 from pyhudi.table.metadata_table import open_metadata_table
 from tests.helpers.fixtures import unzip_table
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
+from tests.judge.tables import base_options
 
 #: Hudi's `TimelineArchiverV2` on the table at `path`, configured by `options` only.
 HUDI_ARCHIVES = """
@@ -75,16 +76,8 @@ def _rows(keys: range, ts: int) -> pa.Table:
 
 
 def _options(name: str, table_type: str, **extra: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": name,
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "part",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.operation": "upsert",
-        "hoodie.archive.automatic": "false",
-        **extra,
-    }
+    upsert = {"hoodie.datasource.write.operation": "upsert", "hoodie.archive.automatic": "false"}
+    return base_options(name, table_type, **{**upsert, **extra})
 
 
 def _names(folder: Path) -> list[str]:

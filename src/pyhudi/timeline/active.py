@@ -73,12 +73,22 @@ class ActiveTimeline:
 
     # ---- content -----------------------------------------------------------------------------
     def instant_path(self, instant: Instant) -> str:
-        if self.layout_version >= 2 and instant.is_completed and instant.completion_time:
-            name = (
-                f"{instant.time}_{instant.completion_time}.{instant.action.completed_action.value}"
-            )
+        """The instant's file. On layout 2 a completed instant's name holds its completion time:
+        the instant's own, else the one the loaded timeline knows for it."""
+        completion = instant.completion_time or self._known_completion(instant)
+        if self.layout_version >= 2 and instant.is_completed and completion:
+            name = f"{instant.time}_{completion}.{instant.action.completed_action.value}"
             return posixpath.join(self.timeline_path, name)
         return posixpath.join(self.timeline_path, instant_file_name(instant))
+
+    def _known_completion(self, instant: Instant) -> InstantTime | None:
+        if self.layout_version < 2 or not instant.is_completed:
+            return None
+        action = instant.action.completed_action
+        for known in self.timeline:
+            if known.time == instant.time and known.is_completed and known.action is action:
+                return known.completion_time
+        return None
 
     def read_content(self, instant: Instant) -> bytes:
         return self.storage.read_bytes(self.instant_path(instant))

@@ -143,10 +143,9 @@ def _undo_if_committed_without(spec: WriteTaskSpec, instant: Instant, written: l
     task (a speculative copy, a stage retry's zombie): the commit names the winner's files, not
     this attempt's. Remove those (Hudi keeps the inflight file of a completed instant, so the
     check above does not see it). A winner never gets here: it checked before the job ended."""
-    found = _completed(spec, instant)
-    if found is None:
+    completed = _completed(spec, instant)
+    if completed is None:
         return
-    completed = found
     ctx = TableContext.open_at(spec.storage, spec.base_path)
     committed = {
         ctx.path(s.path) for s in ctx.active.commit_metadata(completed).write_stats() if s.path

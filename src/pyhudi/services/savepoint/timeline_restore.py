@@ -160,9 +160,6 @@ def file_instant(partition: str, name: str) -> str | None:
 def rollback_metadata(ctx: TableContext, rollback_time: str) -> dict[str, Any]:
     """The decoded `HoodieRollbackMetadata` of the completed rollback `rollback_time`."""
     instant = Instant(InstantTime(rollback_time), Action.ROLLBACK, State.COMPLETED)
-    done = ctx.active.reload().timeline.with_actions(Action.ROLLBACK).find(rollback_time)
-    if done is not None and done.is_completed:  # layout 2 names the file with its completion
-        instant = done
     return decode_container(ctx.active.read_content(instant), what=f"rollback {rollback_time}")
 
 
