@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import pyhudi
-from tests.judge.client import Judge, JudgeError
+from tests.judge.cached import hudi_written
+from tests.judge.client import HUDI_0_15, HUDI_1_2, Judge, JudgeError
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 from tests.judge.tables import all_types_frame, base_options
 
@@ -172,21 +174,27 @@ def _completed(path: str) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def written(spark, hudi_0_15, hudi_1_2, tmp_path_factory) -> dict[str, Written]:  # type: ignore[no-untyped-def]
+def written(spark, tmp_path_factory, request) -> dict[str, Written]:  # type: ignore[no-untyped-def]
+    """The tables Hudi writes: written once per change of this module or of the judge, then
+    copied from the judge's cache (tests/judge/cached.py)."""
+
+    def build(root: Path) -> None:
+        frames = [(op, _frame(spark, keys, ts, tag)) for op, keys, ts, tag in STEPS]
+        for name, case in CASES.items():
+            judge: Judge = request.getfixturevalue(case.writer)
+            path = str(root / name)
+            options = base_options(name, case.table_type, **case.options)
+            for step, (operation, df) in enumerate(frames):
+                judge.write(path, df, {**options, "hoodie.datasource.write.operation": operation})
+                if step == 2 and case.compact_with_call:
+                    judge.call("run_compaction", op="run", path=path)
+
     root = tmp_path_factory.mktemp("hudi-written")
-    judges = {"hudi_0_15": hudi_0_15, "hudi_1_2": hudi_1_2}
-    frames = [(op, _frame(spark, keys, ts, tag)) for op, keys, ts, tag in STEPS]
-    tables = {}
-    for name, case in CASES.items():
-        judge: Judge = judges[case.writer]
-        path = str(root / name)
-        options = base_options(name, case.table_type, **case.options)
-        for step, (operation, df) in enumerate(frames):
-            judge.write(path, df, {**options, "hoodie.datasource.write.operation": operation})
-            if step == 2 and case.compact_with_call:
-                judge.call("run_compaction", op="run", path=path)
-        tables[name] = Written(case, path, _completed(path))
-    return tables
+    hudi_written("pyhudi-reads-hudi", [Path(__file__)], [HUDI_0_15, HUDI_1_2], build, root)
+    return {
+        name: Written(case, str(root / name), _completed(str(root / name)))
+        for name, case in CASES.items()
+    }
 
 
 def _instant(table: Written, index: int, *, completion: bool) -> str:
