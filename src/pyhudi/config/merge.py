@@ -1,8 +1,10 @@
 """Table properties that decide how records merge, as Hudi 1.x (table versions 8 and 9) records them.
 
 Table version 6 keeps only `hoodie.compaction.payload.class` and `hoodie.table.precombine.field`
-(in `config/table.py`); version 8 adds the merge mode and strategy id; version 9 (Hudi 1.1) adds
-several ordering fields, the legacy payload class, partial update modes and the key generator type.
+(in `config/table.py`); version 8 adds the merge mode and strategy id and, as Hudi 1.2 writes it,
+`hoodie.table.ordering.fields` (one field or several); version 9 (Hudi 1.1) adds the legacy payload
+class, partial update modes and the key generator type. The write option choosing a new table's
+merge mode is `hoodie.write.record.merge.mode` (`config/write.py`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ RECORD_MERGE_MODE = choice(
     "hoodie.record.merge.mode",
     None,
     ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM"),
-    "How two versions of a record merge (v8+); pyhudi reads COMMIT_TIME_ORDERING and "
-    "EVENT_TIME_ORDERING, CUSTOM is an error.",
+    "How two versions of a record merge (v8+); pyhudi reads and writes COMMIT_TIME_ORDERING "
+    "and EVENT_TIME_ORDERING, CUSTOM is an error. A new table's mode is chosen with "
+    "hoodie.write.record.merge.mode; given to a write, this key must equal the table's mode.",
 )
 RECORD_MERGE_STRATEGY_ID = string(
     "hoodie.record.merge.strategy.id",
@@ -24,8 +27,9 @@ RECORD_MERGE_STRATEGY_ID = string(
 ORDERING_FIELDS = string(
     "hoodie.table.ordering.fields",
     None,
-    "Comma-separated ordering fields (v9; compared as a tuple). Older tables: "
-    "hoodie.table.precombine.field.",
+    "Comma-separated ordering fields, compared as a tuple in that order (tables of version 8 "
+    "and 9; a write takes it before hoodie.datasource.write.precombine.field). Version 6: "
+    "hoodie.table.precombine.field, one field.",
 )
 LEGACY_PAYLOAD_CLASS = string(
     "hoodie.table.legacy.payload.class",

@@ -54,7 +54,6 @@ ACCEPTED_KEYS = frozenset(
 #: (declared keys with values pyhudi cannot honour are `unsupported.RULES`).
 CORRECTNESS_KEYS = frozenset(
     {
-        "hoodie.record.merge.mode",
         "hoodie.record.merge.strategy.id",
         "hoodie.datasource.write.record.merger.impls",
         "hoodie.datasource.write.record.merger.strategy",
@@ -89,14 +88,13 @@ HARMLESS_KEYS = frozenset(
     }
 )
 HARMLESS_PREFIXES = ("hoodie.filesystem.view.", "hoodie.write.lock.zookeeper.")
-#: Hudi 1.x table properties pyhudi declares to READ v8/v9 tables (`config/merge.py`) but never
-#: writes (it writes table version 6): on a write they count as not implemented.
+#: Hudi 1.x table properties pyhudi declares to READ v8/v9 tables (`config/merge.py`) but does
+#: not take from a write: on a write they count as not implemented. (A write takes the merge mode,
+#: `hoodie.record.merge.mode`, and the ordering fields: `writer/config.py` checks them.)
 READ_ONLY_KEYS = frozenset(
     option.key
     for option in (
-        merge_keys.RECORD_MERGE_MODE,
         merge_keys.RECORD_MERGE_STRATEGY_ID,
-        merge_keys.ORDERING_FIELDS,
         merge_keys.LEGACY_PAYLOAD_CLASS,
         merge_keys.PARTIAL_UPDATE_MODE,
         merge_keys.KEY_GENERATOR_TYPE,

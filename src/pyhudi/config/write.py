@@ -90,6 +90,15 @@ PAYLOAD_CLASS = string(
     "How an incoming record merges with the stored one.",
     "hoodie.compaction.payload.class",
 )
+RECORD_MERGE_MODE = choice(
+    "hoodie.write.record.merge.mode",
+    None,
+    ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM"),
+    "Merge mode of a new table of version 8 or 9 (recorded as hoodie.record.merge.mode): "
+    "COMMIT_TIME_ORDERING (the later write wins) or EVENT_TIME_ORDERING (the greater ordering "
+    "value wins); unset: event time with an ordering field, else commit time. CUSTOM is refused. "
+    "On an existing table it must be the table's mode; on version 6 the payload class's.",
+)
 PAYLOAD_ORDERING_FIELD = string(
     "hoodie.payload.ordering.field",
     None,

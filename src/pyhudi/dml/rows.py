@@ -197,8 +197,9 @@ def _identity_columns(shape: MergeShape) -> set[str]:
     """The (top-level) columns a deleted row is written with: its record key, partition and
     ordering fields; the others are null, so the target's scan reads only what the statement
     uses (Spark prunes the columns nothing refers to)."""
-    fields = (*shape.record_key_fields, *shape.partition_fields, shape.ordering_field or "")
-    return {name.split(".", 1)[0].lower() for name in fields if name}
+    ordering = (shape.ordering_field or "").split(",")  # several ordering fields: each
+    fields = (*shape.record_key_fields, *shape.partition_fields, *ordering)
+    return {name.strip().split(".", 1)[0].lower() for name in fields if name.strip()}
 
 
 def written(rows: DataFrame, shape: MergeShape) -> DataFrame:

@@ -325,7 +325,8 @@ def keep_latest_per_key(
     mode: MergeMode = MergeMode.EVENT_TIME_ORDERING,
     delete_column: str | None = None,
 ) -> pa.Table:
-    """One record per record key: the greatest ordering value wins, ties go to the later record.
+    """One record per record key: the greatest ordering value (tuple of values, with several
+    ordering fields) wins, ties go to the later record.
     PARTIAL_UPDATE: each key's records fold in input order (`partial.precombine`), the delete
     flag in `delete_column` (if any) updated to the result's."""
     if table.num_rows < 2 or pc.count_distinct(table.column(RECORD_KEY)).as_py() == table.num_rows:
@@ -333,7 +334,9 @@ def keep_latest_per_key(
     if mode is MergeMode.PARTIAL_UPDATE:
         return _fold_incoming(table, ordering_field, delete_column)
     numbered = table.append_column(ROW, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    fields = [ordering_field] if ordering_field and has_field(table.schema, ordering_field) else []
+    fields = ordering_columns(ordering_field)  # several: compared as a tuple, in order
+    if not _has(table, fields):
+        fields = []
     numbered, sort_columns = with_sort_columns(numbered, fields)
     sort_keys = [(c, "ascending") for c in sort_columns]
     latest = last_per_key(numbered, RECORD_KEY, [*sort_keys, (ROW, "ascending")])

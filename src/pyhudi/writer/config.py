@@ -232,14 +232,15 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
     table_version = _table_version(o, table)
     if table_version >= 8:
         _check_metadata_partitions_1x(o, table_version)
-    payload_class = _payload_class(o, table, table_version)
+    ordering = _ordering_fields(options, o, table, table_version)
+    payload_class = _payload_class(o, table, table_version, ordering)
     return WriteConfig(
         options=o,
         operation=operation,
         table_type=table_type,
         table_name=table_name,
         keygen=spec_from_options(o),
-        precombine_field=write_keys.PRECOMBINE_FIELD.get(o),
+        precombine_field=",".join(ordering) or None,
         merge_mode=merge_mode_of(payload_class),
         payload_class=payload_class,
         index_type=index,
@@ -319,31 +320,140 @@ def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
     return table.version
 
 
-def _payload_class(o: Mapping[str, str], table: TableConfig | None, version: int) -> str:
-    """The payload class whose merge this write applies. Table versions 8 and 9 record a merge
-    mode instead: event-time ordering when there is an ordering field (Hudi 1.x's
-    `DefaultHoodieRecordPayload`), else commit-time ordering; an existing table's mode wins."""
+def _ordering_fields(
+    given: Mapping[str, str], o: Mapping[str, str], table: TableConfig | None, version: int
+) -> tuple[str, ...]:
+    """The write's ordering fields (compared as a tuple, in order): `hoodie.table.ordering.fields`
+    before `hoodie.datasource.write.precombine.field`, as Hudi 1.2 takes them (`given`: the user's
+    options, `o`: with the table's defaults). A new table of version 8 or 9 has none unless one
+    is given (Hudi 1.x has no default `ts`), and an existing one keeps its own (Hudi 1.2: a
+    config conflict). Table version 6 takes one precombine field (default `ts`): Hudi 0.15 has
+    no `hoodie.table.ordering.fields` and fails upserts with several."""
+    table_key, write_key = merge_keys.ORDERING_FIELDS, write_keys.PRECOMBINE_FIELD
+    if version < 8 and table_key.is_set(given):
+        raise ConfigError(
+            f"{table_key.key} is a table property of versions 8 and 9; this table is at version "
+            f"{version} (Hudi 0.15 ignores the key): set {write_key.key} to one field"
+        )
+    asked = [k for k in (table_key, write_key) if k.is_set(given)]
+    if version >= 8 and table is not None and table.ordering_fields:
+        stored = table.ordering_fields
+        for option in asked:
+            value = _split(option.get(given))
+            if value != stored:
+                raise ConfigError(
+                    f"{option.key}={','.join(value)} conflicts with the table's ordering fields "
+                    f"({table_key.key}={','.join(stored)}); a table keeps its ordering fields "
+                    "(Hudi 1.2 refuses the write too)"
+                )
+        return stored
+    if version >= 8:
+        return _split(asked[0].get(given)) if asked else ()
+    fields = _split(write_key.get(o))
+    if len(fields) > 1:
+        raise ConfigError(
+            f"{write_key.key}={','.join(fields)}: several ordering fields need table version 8 or "
+            f"9 (Hudi 0.15 fails upserts on them); a table of version {version} orders by one field"
+        )
+    return fields
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(f.strip() for f in (value or "").split(",") if f.strip())
+
+
+def _payload_class(
+    o: Mapping[str, str], table: TableConfig | None, version: int, ordering: tuple[str, ...]
+) -> str:
+    """The payload class whose merge this write applies. Table version 6 has no merge mode: the
+    payload class decides, and a merge mode asked that differs from it is an error (Hudi 0.15
+    ignores the key and merges by the payload class). Versions 8 and 9 record a merge mode: an
+    existing table's, else `hoodie.write.record.merge.mode`, else the payload class's, else
+    event-time ordering when there are ordering fields (Hudi 1.x's `DefaultHoodieRecordPayload`)
+    and commit-time ordering when there are none."""
+    asked = _asked_merge_modes(o)
     if version < 8:
-        return write_keys.PAYLOAD_CLASS.get(o)
+        payload = write_keys.PAYLOAD_CLASS.get(o)
+        mode = merge_mode_of(payload)
+        for key, value in asked.items():
+            if value != mode.value:
+                raise ConfigError(
+                    f"{key}={value}: a table of version {version} has no merge mode (Hudi 0.15 "
+                    f"ignores the key) and merges by its payload class, {payload} "
+                    f"({mode.value}); {_payload_hint(value)}"
+                )
+        return payload
+    given = write_keys.PAYLOAD_CLASS.get(o) if write_keys.PAYLOAD_CLASS.is_set(o) else None
     if table is not None:
         mode = resolve_merge_config(table).mode
-    elif write_keys.PAYLOAD_CLASS.is_set(o):
-        mode = merge_mode_of(write_keys.PAYLOAD_CLASS.get(o))
+        recorded = merge_keys.RECORD_MERGE_MODE.get(table.props) or mode.value
+        for key, value in asked.items():
+            if value != recorded:
+                raise ConfigError(
+                    f"{key}={value} conflicts with the table's merge mode "
+                    f"({merge_keys.RECORD_MERGE_MODE.key}={recorded}): a table keeps its merge "
+                    "mode (Hudi 1.2 refuses the write too)"
+                )
     else:
-        ordered = write_keys.PRECOMBINE_FIELD.get(o)
-        mode = MergeMode.EVENT_TIME_ORDERING if ordered else MergeMode.COMMIT_TIME_ORDERING
+        mode = _new_table_mode(o, asked, given, ordering)
     if mode is MergeMode.PARTIAL_UPDATE:
         raise UnsupportedOperationError(
             f"{PARTIAL_UPDATE_PAYLOAD} merges partially on table version 6 only; Hudi 1.x "
             f"tables (version {version}) use partial update modes, which pyhudi does not write"
         )
-    given = write_keys.PAYLOAD_CLASS.get(o) if write_keys.PAYLOAD_CLASS.is_set(o) else None
     if given is not None and merge_mode_of(given) is not mode:
         raise ConfigError(
             f"{write_keys.PAYLOAD_CLASS.key}={given} conflicts with the table's merge mode "
             f"{mode.value} (table version {version})"
         )
     return DEFAULT_PAYLOAD if mode is MergeMode.EVENT_TIME_ORDERING else OVERWRITE_WITH_LATEST
+
+
+def _asked_merge_modes(o: Mapping[str, str]) -> dict[str, str]:
+    """The merge modes the write names: `hoodie.write.record.merge.mode` (Hudi 1.2's write
+    option) and `hoodie.record.merge.mode` (the table property, which Hudi 1.2 checks against an
+    existing table's). CUSTOM is refused: pyhudi merges by no custom merger."""
+    asked = {
+        option.key: option.get(o)
+        for option in (write_keys.RECORD_MERGE_MODE, merge_keys.RECORD_MERGE_MODE)
+        if option.is_set(o)
+    }
+    custom = [key for key, value in asked.items() if value == "CUSTOM"]
+    if custom:
+        raise UnsupportedOperationError(
+            f"{custom[0]}=CUSTOM: pyhudi merges records by COMMIT_TIME_ORDERING or "
+            "EVENT_TIME_ORDERING only (a custom merger is Java code); use Apache Hudi"
+        )
+    return asked
+
+
+def _new_table_mode(
+    o: Mapping[str, str], asked: Mapping[str, str], given: str | None, ordering: tuple[str, ...]
+) -> MergeMode:
+    """The merge mode of a new table of version 8 or 9."""
+    write_option = write_keys.RECORD_MERGE_MODE
+    if write_option.key in asked:
+        mode = MergeMode(asked[write_option.key])
+    elif given is not None:
+        mode = merge_mode_of(given)
+    else:
+        mode = MergeMode.EVENT_TIME_ORDERING if ordering else MergeMode.COMMIT_TIME_ORDERING
+    table_key = merge_keys.RECORD_MERGE_MODE.key
+    if table_key in asked and asked[table_key] != mode.value:
+        # Hudi 1.2 ignores the table property on a new table and records the mode it infers.
+        raise ConfigError(
+            f"{table_key}={asked[table_key]} but the new table's merge mode is {mode.value}: "
+            f"choose a new table's merge mode with {write_option.key} (Hudi 1.2 ignores "
+            f"{table_key} when it creates a table)"
+        )
+    return mode
+
+
+def _payload_hint(mode: str) -> str:
+    payload = (
+        DEFAULT_PAYLOAD if mode == MergeMode.EVENT_TIME_ORDERING.value else OVERWRITE_WITH_LATEST
+    )
+    return f"set {write_keys.PAYLOAD_CLASS.key}={payload} to merge by {mode}"
 
 
 def _sizing(o: Mapping[str, str]) -> SizingConfig:

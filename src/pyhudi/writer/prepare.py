@@ -30,12 +30,14 @@ def required_fields(cfg: WriteConfig) -> list[str]:
 def check_required_fields(df: DataFrame, cfg: WriteConfig) -> None:
     for name in required_fields(cfg):
         field_type(df, name)  # raises SchemaMismatchError naming the field
-    if needs_ordering(cfg) and cfg.precombine_field is not None:
+    if not needs_ordering(cfg):
+        return
+    for field in ordering_columns(cfg.precombine_field):
         try:
-            field_type(df, cfg.precombine_field)
+            field_type(df, field)
         except SchemaMismatchError:
             raise SchemaMismatchError(
-                f"precombine field {cfg.precombine_field!r} (hoodie.datasource.write.precombine.field) is not "
+                f"precombine field {field!r} (hoodie.datasource.write.precombine.field) is not "
                 f"in the data (columns: {', '.join(df.columns)}); set it to an ordering column, or set "
                 "hoodie.combine.before.upsert=false to skip de-duplication"
             ) from None
@@ -93,8 +95,7 @@ def prepare_records(
         deleted = F.coalesce(F.col(IS_DELETED_FIELD).cast("boolean"), F.lit(False))
     else:
         deleted = F.lit(False)
-    ordering = checked_ordering_field(cfg, fitted.columns)
-    if ordering is not None:
+    for ordering in checked_ordering_fields(cfg, fitted.columns):
         # Evaluated with the record's other columns, in the first job that reads the records.
         message = F.concat(
             F.lit(f"{KEY_ERROR_PREFIX} {null_ordering_text(ordering)} '"),
@@ -107,25 +108,24 @@ def prepare_records(
     return keyed.withColumn(DELETE, deleted), data_schema
 
 
-def checked_ordering_field(cfg: WriteConfig, columns: list[str]) -> str | None:
-    """The precombine field whose values must not be null, or None: as in Hudi 0.14, whose
-    payloads refuse a null ordering value ("Ordering value is null for record") on the writes
-    that combine records by it (upserts unless `hoodie.combine.before.upsert=false`; inserts and
+def checked_ordering_fields(cfg: WriteConfig, columns: list[str]) -> list[str]:
+    """The ordering fields whose values must not be null: as in Hudi 0.14, whose payloads
+    refuse a null ordering value ("Ordering value is null for record") on the writes that
+    combine records by it (upserts unless `hoodie.combine.before.upsert=false`; inserts and
     overwrites with `hoodie.combine.before.insert` or `hoodie.datasource.write.insert.drop.duplicates`).
-    A `bulk_insert` never checks it (Hudi's row writer makes no payloads)."""
-    field = cfg.precombine_field
-    if not field or field.split(".", 1)[0] not in columns:
-        return None
+    A `bulk_insert` never checks them (Hudi's row writer makes no payloads). Several ordering
+    fields (table versions 8 and 9): each of them."""
+    fields = [f for f in ordering_columns(cfg.precombine_field) if f.split(".", 1)[0] in columns]
     if cfg.operation is WriteOperationType.UPSERT:
-        return field if cfg.combine_before_write else None
+        return fields if cfg.combine_before_write else []
     inserts = (
         WriteOperationType.INSERT,
         WriteOperationType.INSERT_OVERWRITE,
         WriteOperationType.INSERT_OVERWRITE_TABLE,
     )
     if cfg.operation in inserts and (cfg.combine_before_write or cfg.drop_duplicates):
-        return field
-    return None
+        return fields
+    return []
 
 
 def null_ordering_text(field: str) -> str:
@@ -136,17 +136,15 @@ def null_ordering_text(field: str) -> str:
 
 
 def check_ordering_values(table: pa.Table, keys: pa.Array, cfg: WriteConfig) -> None:
-    """`checked_ordering_field`'s rule on an Arrow batch (`format("hudi")` tasks)."""
-    field = checked_ordering_field(cfg, table.column_names)
-    if field is None:
-        return
-    values = field_values(table, field)  # `a.b`: null where struct `a` is null, as in Hudi
-    if values is None:  # not a field of this batch: the schema checks name it
-        return
-    nulls = pc.indices_nonzero(pc.is_null(values))
-    if len(nulls):
-        key = keys[nulls[0].as_py()].as_py()
-        raise InvalidRecordError(f"{null_ordering_text(field)} {key!r}")
+    """`checked_ordering_fields`'s rule on an Arrow batch (`format("hudi")` tasks)."""
+    for field in checked_ordering_fields(cfg, table.column_names):
+        values = field_values(table, field)  # `a.b`: null where struct `a` is null, as in Hudi
+        if values is None:  # not a field of this batch: the schema checks name it
+            continue
+        nulls = pc.indices_nonzero(pc.is_null(values))
+        if len(nulls):
+            key = keys[nulls[0].as_py()].as_py()
+            raise InvalidRecordError(f"{null_ordering_text(field)} {key!r}")
 
 
 def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
@@ -158,9 +156,10 @@ def deduplicate(df: DataFrame, cfg: WriteConfig) -> DataFrame:
     if cfg.merge_mode is MergeMode.PARTIAL_UPDATE:
         return _fold_partial(df, cfg, keys, others)
     record = F.struct(*[F.col(sql_identifier(c)) for c in others])
-    ordering = cfg.precombine_field
-    if ordering and ordering.split(".")[0] in df.columns:  # `a.b`: field b of struct column a
-        winner = F.max_by(record, F.struct(F.col(sql_name(ordering))))
+    # `a.b`: field b of struct column a. Several fields: a struct compares as the tuple.
+    ordering = [f for f in ordering_columns(cfg.precombine_field) if f.split(".")[0] in df.columns]
+    if ordering:
+        winner = F.max_by(record, F.struct(*[F.col(sql_name(f)) for f in ordering]))
     else:
         winner = F.any_value(record)
     return (

@@ -13,8 +13,6 @@ from pyhudi.exceptions import ConfigError
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("hoodie.record.merge.mode", "CUSTOM"),
-        ("hoodie.record.merge.mode", "EVENT_TIME_ORDERING"),  # declared to read v8/v9 tables only
         ("hoodie.record.merge.strategy.id", "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"),
         ("hoodie.datasource.write.record.merger.impls", "com.example.Merger"),
         ("hoodie.schema.on.read.enable", "true"),
@@ -34,8 +32,8 @@ def test_disabled_unknown_feature_is_only_a_warning():
 
 
 def test_read_side_table_property_on_a_write_is_a_warning():
-    with pytest.warns(UserWarning, match="hoodie.table.ordering.fields"):
-        check_write_options({"hoodie.table.name": "t", "hoodie.table.ordering.fields": "ts"})
+    with pytest.warns(UserWarning, match="hoodie.table.keygenerator.type"):
+        check_write_options({"hoodie.table.name": "t", "hoodie.table.keygenerator.type": "SIMPLE"})
 
 
 def test_other_unknown_hoodie_keys_get_one_warning_listing_them_all():
