@@ -42,9 +42,9 @@ counterpart and stays null); `version` is null; `extraMetadata` gains `"ROLLING_
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable, Mapping
 from functools import cache
+from importlib import resources
 from typing import Any
 
 import fastavro
@@ -103,18 +103,19 @@ _AVRO_MEMBER_RECORDS = {
 ArchivedMetadata = CommitMetadata | dict[str, Any] | None
 
 
+#: The writer schema text of archive blocks, exactly as Hudi 0.15 writes it
+#: (`HoodieArchivedMetaEntry.getClassSchema()`, taken from an archive file Hudi 0.15 wrote): its
+#: strings carry `"avro.java.string": "String"`, which Hudi 1.x's upgrade relies on (it reads the
+#: entries as generic records and casts their strings), and its clean metadata has
+#: `extraMetadata`.
+ARCHIVED_ENTRY_WRITTEN = "written-0.15/HoodieArchivedMetaEntry.json"
+
+
 @cache
 def archived_entry_schema_json() -> str:
     """The `HoodieArchivedMetaEntry` writer schema as JSON (the SCHEMA header of every block)."""
-    return json.dumps(_without_private_keys(schema(ARCHIVED_META_ENTRY)), separators=(",", ":"))
-
-
-def _without_private_keys(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _without_private_keys(v) for k, v in node.items() if not k.startswith("__")}
-    if isinstance(node, list):
-        return [_without_private_keys(item) for item in node]
-    return node
+    entry = resources.files("pyhudi.codec").joinpath("avsc", *ARCHIVED_ENTRY_WRITTEN.split("/"))
+    return entry.read_text(encoding="utf-8")
 
 
 def archive_file_name(version: int, write_token: str = UNKNOWN_WRITE_TOKEN) -> str:
