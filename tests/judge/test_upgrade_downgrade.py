@@ -18,6 +18,7 @@ import pytest
 
 import pyhudi
 from pyhudi.codec.avro_schemas import decode_container
+from pyhudi.codec.lsm_timeline import decode_lsm_file
 from pyhudi.table.context import TableContext
 from tests.judge.agreement import assert_readers_agree
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
@@ -125,3 +126,61 @@ def test_upgrade_to_9_and_downgrade_to_6_as_hudi_1_2(
     only = ("snapshot", "read optimized")
     count = assert_readers_agree(spark, hudi_0_15, str(ours), f"{what}, downgraded", only=only)
     assert count == 16
+
+
+def _history(path: Path) -> tuple[list[str], list[tuple]]:
+    """(the history's file names, its rows with the Avro metadata and plans decoded)."""
+    folder = path / ".hoodie" / "timeline" / "history"
+    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    rows = []
+    for name in names:
+        if name.endswith(".parquet"):
+            for row in decode_lsm_file((folder / name).read_bytes()):
+                decoded = [decode_container(b) if b else None for b in (row.metadata, row.plan)]
+                rows.append((row.instant_time, row.completion_time, row.action, *decoded))
+    return names, rows
+
+
+def test_upgrade_moves_the_archived_timeline_into_the_lsm_history_as_hudi_1_2(
+    spark, hudi_1_2, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A merge-on-read v6 table whose archive holds delta commits, compactions (their plans) and
+    cleans, upgraded by pyhudi and (a copy) by Hudi 1.2's `upgrade_table`: the same history."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    options = base_options(
+        "archived",
+        "MERGE_ON_READ",
+        **{
+            "hoodie.metadata.enable": "false",
+            "hoodie.compact.inline": "true",
+            "hoodie.compact.inline.max.delta.commits": "2",
+            "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1",
+            "hoodie.commits.archival.batch": "4",  # several archive files
+            "hoodie.datasource.write.operation": "upsert",
+        },
+    )
+    for i in range(7):
+        pyhudi.write(all_types_frame(spark, range(i, i + 3), i + 1, f"w{i}"), str(ours), options)
+    archived = pyhudi.HudiTable(str(ours)).archived_timeline()
+    assert {i.action.value for i in archived} >= {"deltacommit", "commit", "clean"}
+    shutil.copytree(ours, theirs)
+
+    name = "theirs_archived"
+    hudi_1_2.sql(f"CREATE TABLE {name} USING hudi LOCATION '{theirs}'")
+    hudi_1_2.call("upgrade_table", table=name, to_version="NINE")
+    result = pyhudi.upgrade_table(str(ours), 9, spark=spark)
+    assert result.archived_instants == len(archived)
+
+    names, rows = _history(ours)
+    assert (names, rows) == _history(theirs)
+    # Batches of 10 actions (`hoodie.commits.archival.batch`; Hudi's procedure takes the default).
+    assert len([n for n in names if n.endswith(".parquet")]) >= 2, names
+    assert any(row[2] == "commit" and row[4] is not None for row in rows)  # a compaction's plan
+    upgraded = pyhudi.HudiTable(str(ours)).archived_timeline()
+    assert [(i.time, i.action) for i in upgraded] == [(i.time, i.action) for i in archived]
+    count = assert_readers_agree(
+        spark, hudi_1_2, str(ours), "archived, upgraded", only=("snapshot",)
+    )
+    assert count == 9  # keys 0..8

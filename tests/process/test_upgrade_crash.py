@@ -119,3 +119,36 @@ def test_a_downgrade_killed_at_each_step_reads_at_one_version(tmp_path: Path, po
         assert _rows(table).equals(rows)
         assert not _timeline_files(table)
     assert _timeline_files(path, ".hoodie") == _timeline_files(reference, ".hoodie")
+
+
+def test_an_upgrade_killed_while_moving_the_archive_reads_at_version_6(tmp_path: Path) -> None:
+    """Killed once the archived timeline's first history file and manifest are written (not yet
+    `_version_`): still version 6 with its archive; the next run writes the history anew."""
+    path = unzip_table("cow__v6_simplekeygen_nonhivestyle_overwritetable", tmp_path / "killed")
+    archive = {"hoodie.keep.min.commits": "1", "hoodie.keep.max.commits": "2"}
+    pyhudi.HudiTable(str(path)).archive.run({**archive, "hoodie.cleaner.commits.retained": "0"})
+    archived = [(i.time, i.action) for i in pyhudi.HudiTable(str(path)).archived_timeline()]
+    assert len(archived) == 2
+    reference = tmp_path / "reference"
+    shutil.copytree(path, reference)
+    instants, rows = _instants(path), _rows(path)
+
+    mark = tmp_path / "mark"
+    point = "archival.after_manifest"
+    done = _upgrade(path, {FAULT_POINT_ENV: point, FAULT_MARK_ENV: str(mark)})
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert mark.read_text().split()[0] == point
+    assert TableContext.open(str(path)).config.version == 6
+    assert (path / ".hoodie/timeline/history/manifest_1").exists()
+    assert [(i.time, i.action) for i in pyhudi.HudiTable(str(path)).archived_timeline()] == archived
+    assert _instants(path) == instants and _rows(path).equals(rows)
+
+    assert _upgrade(path).returncode == 0
+    assert _upgrade(reference).returncode == 0
+    history = ".hoodie/timeline/history"
+    names = [sorted(p.name for p in (t / history).iterdir()) for t in (path, reference)]
+    assert names[0] == names[1] and "manifest_2" not in names[0], names
+    for table in (path, reference):
+        upgraded = pyhudi.HudiTable(str(table))
+        assert [(i.time, i.action) for i in upgraded.archived_timeline()] == archived
+        assert _rows(table).equals(rows)

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from pyhudi.config import write as write_keys
+from pyhudi.config.archival import ArchivalConfig
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.metadata.writer import commit_rollback_to_metadata_table
+from pyhudi.services.archival.migrate import migrate_archived_timeline
 from pyhudi.services.compaction.execute import execute_compaction, schedule_compaction
 from pyhudi.table.context import TableContext
 from pyhudi.table.downgrade import (
@@ -133,9 +135,12 @@ def _upgrade_locked(
         with table_transaction(ctx, options):
             eight_to_nine(ctx.reload())
         return UpgradeResult(8, to_version, rolled, compaction)
+    archival = ArchivalConfig.from_options(options)
     with table_transaction(ctx, options):
-        deleted, moved = finish_upgrade(ctx.reload(), to_version)
-    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved)
+        deleted, moved, archived = finish_upgrade(
+            ctx.reload(), to_version, lambda c: migrate_archived_timeline(c, archival)
+        )
+    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved, archived)
 
 
 def _compact_log_files(

@@ -27,15 +27,16 @@ Where pyhudi differs, on purpose:
   pyhudi deletes it (first dropping its partitions from `hoodie.properties`, so no reader uses a
   half-deleted one) and the next write with `hoodie.metadata.enable` builds it again at the new
   version, as Hudi does with a metadata table that lags the data table.
-* A table with an archived timeline (`.hoodie/archived/` not empty) is refused: Hudi converts it
-  into the LSM history, which pyhudi does not do yet.
+
+The archived timeline (`.hoodie/archived/`) moves into the LSM history with the new timeline,
+before the switch (`pyhudi.services.archival.migrate`, passed in by the write client).
 """
 
 from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
@@ -96,6 +97,7 @@ class UpgradeResult:
     compaction: str | None = None
     metadata_table_deleted: bool = False
     timeline_files: int = 0
+    archived_instants: int = 0  # moved from the archived timeline into the LSM history
 
     def __str__(self) -> str:
         verb = "upgraded" if self.to_version >= self.from_version else "downgraded"
@@ -106,6 +108,8 @@ class UpgradeResult:
             parts.append(f"compacted at {self.compaction}")
         if self.metadata_table_deleted:
             parts.append("metadata table deleted (rebuilt by the next write)")
+        if self.archived_instants:
+            parts.append(f"{self.archived_instants} archived instants moved to the LSM history")
         return "; ".join(parts)
 
 
@@ -123,32 +127,29 @@ def check_upgrade(ctx: TableContext, to_version: int) -> None:
             f"version 8 to 9, not {version} to {to_version}"
         )
     if version == 6:
-        archived = posixpath.join(ctx.meta_path, ctx.config.archivelog_folder)
-        if ctx.storage.is_dir(archived) and any(
-            not s.is_dir for s in ctx.storage.walk_files(archived)
-        ):
-            raise UnsupportedOperationError(
-                f"{ctx.uri} has an archived timeline (.hoodie/{ctx.config.archivelog_folder}): "
-                "upgrading converts it into the LSM history, which pyhudi does not do yet; "
-                "upgrade this table with Apache Hudi 1.2 (CALL upgrade_table)"
-            )
         _upgraded_properties(ctx.config.props, to_version)  # unsupported payloads fail here
 
 
-def finish_upgrade(ctx: TableContext, to_version: int) -> tuple[bool, int]:
+def finish_upgrade(
+    ctx: TableContext,
+    to_version: int,
+    history: Callable[[TableContext], int] | None = None,
+) -> tuple[bool, int, int]:
     """Steps 2 to 4 of an upgrade from version 6 (failed writes rolled back and log files
     compacted by the caller, under the table's write lock): the metadata table deleted, the
-    layout-2 timeline written, `hoodie.properties` switched, the layout-1 files deleted. Returns
-    (metadata table deleted, timeline files moved)."""
+    layout-2 timeline written and `history(ctx)` move the archived timeline into the LSM
+    history, `hoodie.properties` switched, the layout-1 files deleted. Returns (metadata table
+    deleted, timeline files moved, archived instants moved)."""
     check_upgrade(ctx, to_version)
     deleted = delete_metadata_table(ctx)
     moved = _write_layout_2_timeline(ctx, to_version)
+    archived = history(ctx) if history is not None else 0
     fault_point("upgrade.after_timeline_written")
     ctx.update_properties(_upgraded_properties(ctx.config.props, to_version))
     fault_point("upgrade.after_properties")
     delete_layout_1_timeline(ctx)
     ctx.reload()
-    return deleted, moved
+    return deleted, moved, archived
 
 
 def upgraded_config(config: TableConfig, to_version: int) -> TableConfig:

@@ -153,14 +153,17 @@ class LsmHistory:
     # ---- writes --------------------------------------------------------------------------------
     def write_instants(self, actions: Sequence[ArchivedAction]) -> str:
         """Step 1 and 2 of the module docstring; returns the path of the layer-0 file."""
-        name = lsm_file_name(actions[0].time, actions[-1].time, 0)
+        return self.write_rows([self._row(action) for action in actions])
+
+    def write_rows(self, rows: Sequence[LsmInstant]) -> str:
+        """`write_instants` of rows made already: the file is named by the first and the last."""
+        name = lsm_file_name(rows[0].instant_time, rows[-1].instant_time, 0)
         path = self.path(name)
         if self.storage.exists(path):
             if any(e.file_name == name for e in self.latest_manifest()):
                 log.info("%s is archived already (a crash after its manifest): not rewritten", path)
                 return path
             self.storage.delete(path)  # written, never made visible: a crash left it
-        rows = [self._row(action) for action in actions]
         self.storage.create_new(path, encode_lsm_file(rows))
         fault_point("archival.after_history_file")
         self.update_manifest((), name)
