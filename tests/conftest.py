@@ -99,6 +99,7 @@ JUDGE_SECOND_HALF = {
     "test_storage_lock_format.py",
     "test_dynamodb_lock.py",
     "test_hudi_1x_writes.py",
+    "test_hudi_1x_merge_modes.py",
     "test_lsm_archival.py",
 }
 #: The longest scopes, handed out before every other: the workers start on them at once while

@@ -120,16 +120,18 @@ def append_log(
     known = positions if allowed else None
     located = _base_keys(spec, state, partition) if allowed and known is None else None
     if records.num_rows:
+        records, upsert_positions = _in_position_order(records, located, known and known.upserts)
         table = _log_records(spec, records, file_id, task_partition_id)
         block = _data_block(spec, log_spec, table)
-        block = _with_positions(block, located, records, known and known.upserts)
+        block = _with_positions(block, upsert_positions)
         blocks.append(_with_base_instant(block, state, log_spec))
         if spec.collect_column_ranges:
             side[COLUMN_RANGES] = encode_column_ranges(table_column_ranges(name, table))
     if deletes.num_rows:
+        deletes, delete_positions = _in_position_order(deletes, located, known and known.deletes)
         entries = delete_entries(deletes, delete_ordering)
         block = delete_block(spec.instant_time, entries, schema_json=log_spec.schema_json)
-        block = _with_positions(block, located, deletes, known and known.deletes)
+        block = _with_positions(block, delete_positions)
         blocks.append(_with_base_instant(block, state, log_spec))
     data = encode_blocks(blocks, table_version=log_spec.table_version)
     spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
@@ -202,25 +204,36 @@ def _base_keys(spec: WriteTaskSpec, state: SliceState, partition: str) -> pa.Chu
     return read_base_file(spec.storage, path, columns=[RECORD_KEY]).column(RECORD_KEY)
 
 
-def _with_positions(
-    block: LogBlock,
-    base_keys: pa.ChunkedArray | None,
+def _in_position_order(
     records: pa.Table,
+    base_keys: pa.ChunkedArray | None,
     known: pa.ChunkedArray | pa.Array | None,
-) -> LogBlock:
-    """`block` with the RECORD_POSITIONS header if every record is a row of the base file (as Hudi
-    writes it: all records positioned, or no header): `known` positions, or the rows of the
-    records' keys in `base_keys`."""
+) -> tuple[pa.Table, np.ndarray | None]:
+    """The records in the order of their rows in the base file, and those rows, when every record
+    is a row of it (as Hudi writes positions: all records positioned, or no header); else the
+    records as they are and None. `known` positions (aligned with `records`), or the rows of the
+    records' keys in `base_keys`. The header holds the positions as a sorted set, and Hudi 1.x
+    pairs a block's n-th record with the n-th smallest position: records in any other order
+    would each be merged onto another key's row."""
     if known is not None:
         positions = known
     elif base_keys is not None:
         positions = pc.index_in(records.column(RECORD_KEY), value_set=base_keys)
     else:
-        return block
+        return records, None
     if positions.null_count:
+        return records, None
+    rows = np.asarray(positions.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(rows, kind="stable")
+    return records.take(pa.array(order)), rows[order]
+
+
+def _with_positions(block: LogBlock, positions: np.ndarray | None) -> LogBlock:
+    """`block` with the RECORD_POSITIONS header of `positions` (its records' rows in the base
+    file, in record order), or as it is without them."""
+    if positions is None:
         return block
-    value = encode_positions(positions.to_numpy(zero_copy_only=False))
-    header = {**block.header, HeaderMetadataType.RECORD_POSITIONS: value}
+    header = {**block.header, HeaderMetadataType.RECORD_POSITIONS: encode_positions(positions)}
     return replace(block, header=header)
 
 
