@@ -149,3 +149,37 @@ def test_hudi_1_2_reads_a_v9_table_pyhudi_bootstrapped(spark, hudi_1_2, tmp_path
     theirs = hudi_frame(spark, hudi_1_2.read(path, {"hoodie.metadata.enable": "true"}))
     assert_same_read(pyhudi.read(spark, path), theirs, "v9 METADATA_ONLY bootstrap")
     assert theirs.count() == 40
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_hudi_1_2_reads_a_v9_bucketed_table_pyhudi_overwrote(
+    spark, hudi_1_2, tmp_path, table_type
+) -> None:  # type: ignore[no-untyped-def]
+    """A simple-bucket table of version 9 that pyhudi upserted, overwrote (a partition, then the
+    whole table) and dropped a partition of: Hudi 1.2 reads every query type as pyhudi does after
+    each replace, then upserts into it, and pyhudi reads what Hudi wrote."""
+    path = str(tmp_path / "bucketed")
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    options = base_options("bucketed", table_type, **NO_METADATA, **bucket)
+
+    def write(operation: str, keys: range, ts: int, tag: str, **extra: str) -> None:
+        df = all_types_frame(spark, keys, ts, tag)
+        pyhudi.write(df, path, {**options, **extra, "hoodie.datasource.write.operation": operation})
+
+    write("upsert", range(12), 1, "a", **{"hoodie.write.table.version": "9"})
+    write("upsert", range(6, 15), 2, "b")
+    write("insert_overwrite", range(30, 36, 3), 3, "c")  # keys 30 and 33: partition sf only
+    drop = {"hoodie.datasource.write.partitions.to.delete": "nyc"}
+    write("delete_partition", range(0), 4, "d", **drop)
+    completed = [i.action.value for i in pyhudi.HudiTable(path).commits()]
+    assert completed[-2:] == ["replacecommit", "replacecommit"], completed
+    # la/west: 2, 5, 8, 11, 14; sf: 30, 33
+    assert assert_readers_agree(spark, hudi_1_2, path, f"v9 bucketed {table_type}") == 7
+    write("insert_overwrite_table", range(40, 44), 5, "e")
+    write("upsert", range(42, 46), 6, "f")
+    assert assert_readers_agree(spark, hudi_1_2, path, f"v9 bucketed {table_type} overwritten") == 6
+
+    hudi = {**options, "hoodie.write.table.version": "9", "hoodie.write.auto.upgrade": "false"}
+    upsert = {**hudi, "hoodie.datasource.write.operation": "upsert"}
+    hudi_1_2.write(path, all_types_frame(spark, range(44, 48), 7, "h"), upsert)
+    assert assert_readers_agree(spark, hudi_1_2, path, f"v9 bucketed {table_type}, Hudi") == 8
