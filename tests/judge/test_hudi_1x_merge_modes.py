@@ -17,7 +17,7 @@ from tests.judge.agreement import assert_readers_agree
 from tests.judge.client import Judge
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 
-SCHEMA = "id string, part string, a long, b long, v string"
+SCHEMA = "id string, part string, a long, b long, v string, _hoodie_is_deleted boolean"
 #: The table properties that decide merges, as both writers must record them.
 MERGE_KEYS = (
     "hoodie.record.merge.mode",
@@ -29,22 +29,26 @@ MERGE_KEYS = (
 #: Columns that differ between two tables of the same rows (instants, file names).
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
 #: Every (ordering a, ordering b) below is compared as the tuple (a, b) under event time.
-FIRST = [(f"k{i}", "p1" if i % 2 else "p2", 5, 5, "first") for i in range(1, 7)]
+FIRST = [(f"k{i}", "p1" if i % 2 else "p2", 5, 5, "first", False) for i in range(1, 9)]
 SECOND = [
-    ("k1", "p1", 3, 9, "stale a"),  # event time: (5, 5) stays
-    ("k2", "p2", 5, 1, "tie a, lower b"),  # event time: stays
-    ("k3", "p1", 5, 7, "tie a, higher b"),  # replaces under both modes
-    ("k4", "p2", 6, 0, "higher a, lower b"),  # replaces under both modes
-    ("k7", "p1", 1, 1, "new"),
+    ("k1", "p1", 3, 9, "stale a", False),  # event time: (5, 5) stays
+    ("k2", "p2", 5, 1, "tie a, lower b", False),  # event time: stays
+    ("k3", "p1", 5, 7, "tie a, higher b", False),  # replaces under both modes
+    ("k4", "p2", 6, 0, "higher a, lower b", False),  # replaces under both modes
+    ("k7", "p1", 1, 1, "new", False),
+    # Newer deletes: on merge-on-read a delete block whose ordering values are Hudi 1.2's
+    # `ArrayWrapper` of (a, b), which each writer writes and reads of the other.
+    ("k8", "p2", 6, 0, "deleted", True),
+    ("k9", "p1", 5, 6, "deleted", True),
 ]
 #: Duplicate keys in one batch: event time keeps the greater tuple, whatever the input order.
-DUPLICATES = [("k5", "p1", 7, 2, "dup (7, 2)"), ("k5", "p1", 7, 1, "dup (7, 1)")]
+DUPLICATES = [("k5", "p1", 7, 2, "dup (7, 2)", False), ("k5", "p1", 7, 1, "dup (7, 1)", False)]
 #: The other writer's continuation: again stale and tied values.
 THIRD = [
-    ("k3", "p1", 5, 6, "stale b"),  # event time: (5, 7) stays
-    ("k4", "p2", 6, 0, "equal tuple"),  # equal tuples: the later write wins
-    ("k6", "p2", 4, 9, "stale a"),
-    ("k7", "p1", 2, 0, "later"),
+    ("k3", "p1", 5, 6, "stale b", False),  # event time: (5, 7) stays
+    ("k4", "p2", 6, 0, "equal tuple", False),  # equal tuples: the later write wins
+    ("k6", "p2", 4, 9, "stale a", False),
+    ("k7", "p1", 2, 0, "later", False),
 ]
 
 CASES = [
@@ -101,6 +105,7 @@ def test_pyhudi_and_hudi_1_2_merge_alike_and_continue_each_other(
     label = f"{mode}: pyhudi's table, Hudi's"
     assert_same_read(pyhudi.read(spark, ours), hudi_read, label, drop=META)
     values = {r.id: r.v for r in hudi_read.collect()}
+    assert sorted(values) == [f"k{i}" for i in range(1, 8)]  # k8 deleted
     if mode == "EVENT_TIME_ORDERING":
         assert (values["k1"], values["k2"], values["k5"]) == ("first", "first", "dup (7, 2)")
     else:

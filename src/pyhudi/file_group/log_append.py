@@ -21,7 +21,7 @@ from pyhudi.codec.arrow_compute import field_values
 from pyhudi.codec.file_names import base_file_name, log_file_name, parse_base_file
 from pyhudi.codec.log import avro_columnar
 from pyhudi.codec.log.block import LogBlock
-from pyhudi.codec.log.delete_content import DeleteRecord, ordering_wrapper_for
+from pyhudi.codec.log.delete_content import DeleteRecord, OrderingWrapper, ordering_wrapper_for
 from pyhudi.codec.log.positions import encode_positions
 from pyhudi.codec.log.writer import avro_data_block, delete_block, encode_blocks, parquet_data_block
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
@@ -30,6 +30,7 @@ from pyhudi.file_group.base_formats import read_base_file
 from pyhudi.file_group.column_ranges import table_column_ranges
 from pyhudi.file_group.index_results import COLUMN_RANGES, encode_column_ranges
 from pyhudi.file_group.spec import WriteTaskSpec
+from pyhudi.merge.ordering import ordering_columns
 from pyhudi.model.enums import HeaderMetadataType, IOType, LogBlockType
 from pyhudi.table.faults import fault_point
 
@@ -162,22 +163,32 @@ def delete_entries(deletes: pa.Table, ordering_field: str | None) -> list[Delete
     """The delete block's records: with the ordering value as Hudi 0.15 writes it for an upsert
     carrying `_hoodie_is_deleted=true` (`DeleteRecord.create(key, record.getOrderingValue())`, the
     wrapper of the field's Java class), so that the log scanner ignores the delete against an
-    earlier log record with a greater value. Without `ordering_field` (the `delete` operation:
-    `EmptyHoodieRecordPayload`, several ordering fields), a null value, or a field type pyhudi
-    does not wrap: `IntWrapper(0)`, natural order, the delete always applies."""
+    earlier log record with a greater value; several ordering fields (`a,b`, tables of version 8
+    and 9) as Hudi 1.2 writes them, an `ArrayWrapper` of the fields' wrapped values. Without
+    `ordering_field` (the `delete` operation: `EmptyHoodieRecordPayload`), a null value, or a field
+    type pyhudi does not wrap: `IntWrapper(0)`, natural order, the delete always applies."""
     keys = deletes.column(RECORD_KEY).to_pylist()
     partitions = deletes.column(PARTITION_PATH).to_pylist()
-    values = (
-        field_values(deletes, ordering_field)
-        if ordering_field and "," not in ordering_field
-        else None
-    )
-    wrapper = ordering_wrapper_for(values.type) if values is not None else None
-    if values is None or wrapper is None:
-        return [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
+    natural = [DeleteRecord(k, p, 0) for k, p in zip(keys, partitions)]
+    columns, wrappers = [], []
+    for name in ordering_columns(ordering_field):
+        values = field_values(deletes, name)
+        wrapper = ordering_wrapper_for(values.type) if values is not None else None
+        if values is None or wrapper is None:
+            return natural
+        columns.append(values.to_pylist())
+        wrappers.append(wrapper)
+    if not columns:
+        return natural
+    if len(columns) == 1:
+        return [
+            DeleteRecord(k, p, v, wrappers[0]) if v is not None else record
+            for k, p, v, record in zip(keys, partitions, columns[0], natural)
+        ]
+    array, elements = OrderingWrapper.ARRAY, tuple(wrappers)
     return [
-        DeleteRecord(k, p, 0) if v is None else DeleteRecord(k, p, v, wrapper)
-        for k, p, v in zip(keys, partitions, values.to_pylist())
+        record if None in values else DeleteRecord(k, p, values, array, elements)
+        for k, p, record, values in zip(keys, partitions, natural, zip(*columns))
     ]
 
 

@@ -42,6 +42,10 @@ class OrderingWrapper(str, Enum):
     DECIMAL = "DecimalWrapper"
     TIME_MICROS = "TimeMicrosWrapper"
     TIMESTAMP_MICROS = "TimestampMicrosWrapper"
+    #: Hudi 1.1+: several ordering fields, a list of wrapped values (one per field, in order).
+    ARRAY = "ArrayWrapper"
+    #: Only inside an `ArrayWrapper` (Hudi 1.1+'s element union ends with it).
+    LOCAL_DATE = "LocalDateWrapper"
 
     @property
     def avro_name(self) -> str:
@@ -122,8 +126,16 @@ class DeleteRecord:
     ordering_value: object | None = None
     ordering_wrapper: OrderingWrapper | None = None
 
+    #: `ArrayWrapper` only: each element's wrapper (the value is the tuple of element values).
+    element_wrappers: tuple[OrderingWrapper, ...] = ()
+
     def __post_init__(self) -> None:
-        if self.ordering_wrapper is None:
+        if self.ordering_wrapper is None and isinstance(self.ordering_value, list | tuple):
+            pairs = [infer_ordering_wrapper(v) for v in self.ordering_value]
+            object.__setattr__(self, "ordering_value", tuple(v for _, v in pairs))
+            object.__setattr__(self, "element_wrappers", tuple(w for w, _ in pairs))
+            wrapper = OrderingWrapper.ARRAY
+        elif self.ordering_wrapper is None:
             wrapper, value = infer_ordering_wrapper(self.ordering_value)
             object.__setattr__(self, "ordering_value", value)
         else:
@@ -136,12 +148,17 @@ class DeleteRecord:
         return self.ordering_wrapper is OrderingWrapper.INT and self.ordering_value == 0
 
 
-def _wrap_ordering_value(wrapper: OrderingWrapper, value: Any) -> Any:
+def _wrap_ordering_value(
+    wrapper: OrderingWrapper, value: Any, elements: tuple[OrderingWrapper, ...] = ()
+) -> Any:
     if wrapper is OrderingWrapper.NULL:
         return None
+    if wrapper is OrderingWrapper.ARRAY:
+        wrapped = [_wrap_ordering_value(w, v) for w, v in zip(elements, value, strict=True)]
+        return (wrapper.avro_name, {"wrappedValues": wrapped})
     if wrapper in _INT_RANGES and not -_INT_RANGES[wrapper] <= value < _INT_RANGES[wrapper]:
         raise ValueError(f"ordering value {value} does not fit {wrapper.value}")
-    if wrapper is OrderingWrapper.DATE and isinstance(value, date):
+    if wrapper in (OrderingWrapper.DATE, OrderingWrapper.LOCAL_DATE) and isinstance(value, date):
         value = (value - _EPOCH_DAY).days
     elif wrapper is OrderingWrapper.TIMESTAMP_MICROS and isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
@@ -153,9 +170,13 @@ def _unwrap_ordering_value(wrapped: Any) -> tuple[OrderingWrapper, Any]:
     if wrapped is None:
         return OrderingWrapper.NULL, None
     name, record = wrapped
-    wrapper, value = _WRAPPER_BY_AVRO_NAME[name], record["value"]
+    wrapper = _WRAPPER_BY_AVRO_NAME[name]
+    if wrapper is OrderingWrapper.ARRAY:
+        pairs = [_unwrap_ordering_value(item) for item in record["wrappedValues"] or ()]
+        return wrapper, (tuple(v for _, v in pairs), tuple(w for w, _ in pairs))
+    value = record["value"]
     try:
-        if wrapper is OrderingWrapper.DATE:
+        if wrapper in (OrderingWrapper.DATE, OrderingWrapper.LOCAL_DATE):
             value = _EPOCH_DAY + timedelta(days=value)
         elif wrapper is OrderingWrapper.TIMESTAMP_MICROS:
             value = _EPOCH + timedelta(microseconds=value)
@@ -177,7 +198,7 @@ def encode_delete_records(records: Iterable[DeleteRecord]) -> bytes:
             "recordKey": r.record_key,
             "partitionPath": r.partition_path,
             "orderingVal": _wrap_ordering_value(
-                OrderingWrapper(r.ordering_wrapper), r.ordering_value
+                OrderingWrapper(r.ordering_wrapper), r.ordering_value, r.element_wrappers
             ),
         }
         for r in records
@@ -186,6 +207,15 @@ def encode_delete_records(records: Iterable[DeleteRecord]) -> bytes:
     fastavro.schemaless_writer(out, _delete_list_schema(), {"deleteRecordList": items})
     data = out.getvalue()
     return _TWO_I32.pack(BLOCK_CONTENT_VERSION, len(data)) + data
+
+
+def _decoded_record(item: Any) -> DeleteRecord:
+    wrapper, value = _unwrap_ordering_value(item["orderingVal"])
+    key, partition = item["recordKey"], item["partitionPath"]
+    if wrapper is OrderingWrapper.ARRAY:
+        values, elements = value
+        return DeleteRecord(key, partition, values, wrapper, elements)
+    return DeleteRecord(key, partition, value, wrapper)
 
 
 def decode_delete_records(content: bytes | memoryview) -> list[DeleteRecord]:
@@ -207,12 +237,6 @@ def decode_delete_records(content: bytes | memoryview) -> list[DeleteRecord]:
         decoded: Any = fastavro.schemaless_reader(
             stream, _delete_list_schema(), None, return_record_name=True
         )
-        items = decoded["deleteRecordList"]
-        return [
-            DeleteRecord(
-                i["recordKey"], i["partitionPath"], *_unwrap_ordering_value(i["orderingVal"])[::-1]
-            )
-            for i in items
-        ]
+        return [_decoded_record(i) for i in decoded["deleteRecordList"]]
     except (EOFError, ValueError, IndexError, KeyError, TypeError, struct.error) as err:
         raise CorruptFileError(f"cannot decode delete block records: {err}") from err

@@ -275,7 +275,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(asdict(value))
+        # Empty tuples are fields a record does not use (a delete's `element_wrappers`).
+        return _jsonable({k: v for k, v in asdict(value).items() if v != ()})
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (bytes, bytearray)):
