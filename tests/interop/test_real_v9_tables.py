@@ -99,8 +99,8 @@ def test_lance_table_without_pylance_is_an_error_naming_the_extra(spark, hudi_ta
 @pytest.mark.parametrize("name", ["cow__v9_txns_simple_nometa", "mor_avro__v9_txns_simple_meta"])
 def test_pyhudi_writes_a_v9_table_with_its_metadata_table(spark, hudi_tables, tmp_path, name):
     """The metadata table of a Hudi 1.x table is written on (created where there was none): its
-    `files` partition lists exactly the files on storage; index partitions pyhudi does not write
-    at version 9 are disabled (Hudi rebuilds them)."""
+    `files` partition lists exactly the files on storage, and it has (or keeps) Hudi 1.2's
+    default index partitions, `column_stats` and `partition_stats`."""
     copy = tmp_path / "v9"
     shutil.copytree(hudi_tables[name], copy)
     df = pyhudi.read(spark, str(copy)).drop(*META)
@@ -108,7 +108,7 @@ def test_pyhudi_writes_a_v9_table_with_its_metadata_table(spark, hudi_tables, tm
     result = pyhudi.write(df.limit(3), str(copy), {"hoodie.datasource.write.operation": "upsert"})
     props = pyhudi.HudiTable(str(copy)).properties
     assert props["hoodie.table.version"] == "9"
-    assert props["hoodie.table.metadata.partitions"] == "files"
+    assert props["hoodie.table.metadata.partitions"] == "column_stats,files,partition_stats"
     mdt = copy / ".hoodie" / "metadata"
     assert (mdt / ".hoodie" / "hoodie.properties").read_text().count("hoodie.table.version=9") == 1
     own_logs = list((mdt / "files").glob(f".files-0000-0_{result.instant_time}.log.1_*"))

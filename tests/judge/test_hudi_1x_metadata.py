@@ -6,6 +6,8 @@ metadata table (adding its index partitions) and pyhudi writes on after it (disa
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,9 @@ import pytest
 import pyhudi
 from pyhudi.codec.hfile import HFileReader
 from pyhudi.config.metadata_services import MetadataServicesConfig
+from pyhudi.metadata import MetadataTable
 from pyhudi.metadata.validation import validate
+from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.services.metadata_table import run_metadata_table_services
 from pyhudi.table.context import TableContext
 from tests.judge.agreement import assert_readers_agree
@@ -44,6 +48,79 @@ HUDI_1_2_MDT_PROPERTIES = {
     "hoodie.table.base.file.format": "HFILE",
     "hoodie.record.merge.mode": "CUSTOM",
 }
+
+
+#: What Hudi 1.2 builds by default on a partitioned table (its reference tables of these rows).
+HUDI_1_2_DEFAULT_PARTITIONS = "column_stats,files,partition_stats"
+#: The columns Hudi 1.2 indexes by default in `all_types_frame` (its `index.json` of such a
+#: table): three meta fields, then every top-level column but the array, map and struct.
+HUDI_1_2_INDEXED_COLUMNS = [
+    "_hoodie_commit_time",
+    "_hoodie_partition_path",
+    "_hoodie_record_key",
+    *("id", "part", "ts", "flag", "tiny", "small", "num", "big", "f", "d", "dec", "day", "at"),
+    "raw",
+]
+#: Filters over the indexed types, each as Spark SQL (Hudi) and as pyhudi filters.
+SKIPPING_FILTERS = [
+    ("num >= 70 AND num < 120", [("num", ">=", 70), ("num", "<", 120)]),
+    ("day > DATE'2024-01-18'", [("day", ">", dt.date(2024, 1, 18))]),
+    ("dec <= 4.5 OR id = 'k0021'", None),
+    ("at >= TIMESTAMP'2024-01-01 00:20:00 UTC'", None),
+]
+HUDI_FILTERED_IDS = """
+df = spark.read.format("hudi").options(**options).load(path).filter(condition)
+result = sorted(r["id"] for r in df.select("id").collect())
+"""
+
+
+def _assert_data_skipping_agrees(spark, judge: Judge, path: str) -> None:  # type: ignore[no-untyped-def]
+    """Hudi 1.2, skipping files by pyhudi's column stats (and partitions by its partition stats),
+    returns the rows pyhudi returns for each filter; pyhudi skips every file for a filter no
+    file's range holds, and none for one every range holds."""
+    skipping = {"hoodie.enable.data.skipping": "true", "hoodie.metadata.enable": "true"}
+    every = pyhudi.read(spark, path)  # no skipping: every file read
+    for condition, filters in SKIPPING_FILTERS:
+        theirs = judge.run(HUDI_FILTERED_IDS, path=path, options=skipping, condition=condition)
+        expected = sorted(r["id"] for r in every.filter(condition).select("id").collect())
+        assert theirs == expected and expected, condition
+        if filters is not None:
+            ours = pyhudi.read_arrow(path, skipping, filters=filters)
+            assert sorted(ours.column("id").to_pylist()) == expected, condition
+    ctx = TableContext.open(path)
+    slices = ctx.view().latest_merged_file_slices()
+    assert len(slices) > 1
+    assert skip_slices(ctx, skipping, slices, [("num", ">", 10**6)]) == []
+    assert skip_slices(ctx, skipping, slices, [("num", ">=", 0)]) == slices
+
+
+def _assert_partition_stats_fold_column_stats(path: str) -> None:
+    """Every `partition_stats` record (Hudi's and pyhudi's) is the fold of the live
+    `column_stats` of its partition's latest files: min, max and value count."""
+    ctx = TableContext.open(path)
+    mdt = MetadataTable.open(ctx)
+    stats = [r.column_stats for r in mdt.records("column_stats").values() if r.column_stats]
+    latest = {
+        (s.partition_path, name)
+        for s in ctx.view().latest_file_slices()
+        for name in [
+            s.base_file.file_name if s.base_file else "",
+            *(f.file_name for f in s.log_files),
+        ]
+    }
+    folded = mdt.records("partition_stats")
+    assert folded
+    for record in folded.values():
+        part = record.column_stats
+        assert part is not None and part.file_name is not None
+        mine = [
+            s
+            for s in stats
+            if (part.file_name, s.file_name) in latest and s.column_name == part.column_name
+        ]
+        values = [v for s in mine for v in (s.min_value, s.max_value) if v is not None]
+        assert part.min_value == min(values) and part.max_value == max(values), part
+        assert part.value_count == sum(s.value_count for s in mine), part
 
 
 def _properties(path: Path) -> dict[str, str]:
@@ -87,7 +164,18 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     assert props["hoodie.table.name"] == f"{name}_metadata"
     assert {k: props.get(k) for k in HUDI_1_2_MDT_PROPERTIES} == HUDI_1_2_MDT_PROPERTIES
     data_props = pyhudi.HudiTable(path).properties
-    assert data_props["hoodie.table.metadata.partitions"] == "files"
+    assert data_props["hoodie.table.metadata.partitions"] == HUDI_1_2_DEFAULT_PARTITIONS
+    assert data_props["hoodie.table.index.defs.path"] == ".hoodie/.index_defs/index.json"
+    index_json = json.loads(
+        (tmp_path / name / ".hoodie" / ".index_defs" / "index.json").read_text()
+    )
+    stats_def = index_json["indexDefinitions"]["column_stats"]
+    assert stats_def["sourceFields"] == HUDI_1_2_INDEXED_COLUMNS, stats_def
+    for partition, group, init_at in (
+        ("column_stats", "col-stats-0001-0", "00000000000000001"),
+        ("partition_stats", "partition-stats-0000-0", "00000000000000002"),
+    ):  # initialised empty (a new table), after files, at Hudi 1.2's instants
+        assert (mdt / partition / f".{group}_{init_at}.log.1_0-0-0").exists()
     files = sorted(p.name for p in (mdt / "files").iterdir())
     init = "00000000000000000"
     assert f".files-0000-0_{init}.log.1_0-0-0" in files  # an empty first log file, as Hudi's
@@ -98,9 +186,11 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
         assert f".files-0000-0_{instant}.log.1_0-0-0" in files, files
     timeline = sorted(p.name for p in (mdt / ".hoodie" / "timeline").iterdir() if p.is_file())
     assert any(n.startswith(f"{init}_") and n.endswith(".deltacommit") for n in timeline)
-    (compaction,) = [n for n in timeline if n.endswith(".commit")]  # at a new instant time
-    assert instants[1] < compaction[:17] < instants[2], timeline
-    assert f"files-0000-0_0-0-0_{compaction[:17]}.hfile" in files
+    compactions = [n[:17] for n in timeline if n.endswith(".commit")]  # at new instant times
+    assert compactions and not set(compactions) & set(instants), timeline
+    for compaction in compactions:  # every file group with logs, the index partitions too
+        assert f"files-0000-0_0-0-0_{compaction}.hfile" in files
+        assert list((mdt / "column_stats").glob(f"col-stats-*_0-0-0_{compaction}.hfile"))
     cleans = [i.time for i in pyhudi.HudiTable(path).timeline if i.action.value == "clean"]
     assert cleans, "pyhudi did not clean"
     for clean in cleans:  # a clean's deltacommit, at its time
@@ -111,24 +201,32 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
         assert_readers_agree(spark, hudi_1_2, path, f"pyhudi v{version}", only=("snapshot",)) == 22
     )
     _assert_files_listed(hudi_1_2, path, name)
+    _assert_data_skipping_agrees(spark, hudi_1_2, path)
     if version == "8":  # the layout above is what differs between the versions: enough here
         return
 
-    # Hudi 1.2 writes on with its metadata table (building its index partitions) ...
+    # Hudi 1.2 writes on with the index partitions pyhudi built ...
     hudi = {**options, "hoodie.write.table.version": version, "hoodie.write.auto.upgrade": "false"}
     upsert = {"hoodie.datasource.write.operation": "upsert"}
     hudi_1_2.write(path, all_types_frame(spark, range(20, 30), 4, "h"), {**hudi, **upsert})
-    assert "column_stats" in pyhudi.HudiTable(path).properties["hoodie.table.metadata.partitions"]
-    # ... and pyhudi after it: its files partition goes on, the index partitions are disabled.
+    props = pyhudi.HudiTable(path).properties
+    assert props["hoodie.table.metadata.partitions"] == HUDI_1_2_DEFAULT_PARTITIONS
+    # ... and pyhudi after it, keeping them; the column_stats definition stays.
     pyhudi.write(all_types_frame(spark, range(28, 32), 5, "p"), path, {**options, **upsert})
-    assert pyhudi.HudiTable(path).properties["hoodie.table.metadata.partitions"] == "files"
-    index_defs = tmp_path / name / ".hoodie" / ".index_defs"  # its definition goes, as Hudi's
-    assert (index_defs / "index.json").read_text() == '{\n  "indexDefinitions" : { }\n}'
-    assert not (index_defs / ".index.json.crc").exists()
+    props = pyhudi.HudiTable(path).properties
+    assert props["hoodie.table.metadata.partitions"] == HUDI_1_2_DEFAULT_PARTITIONS
+    index_json = json.loads(
+        (tmp_path / name / ".hoodie" / ".index_defs" / "index.json").read_text()
+    )
+    assert (
+        index_json["indexDefinitions"]["column_stats"]["sourceFields"] == HUDI_1_2_INDEXED_COLUMNS
+    )
     report = validate(path)
     assert report.ok, [str(d) for d in report.differences]
     assert assert_readers_agree(spark, hudi_1_2, path, f"v{version} on") == 29
     _assert_files_listed(hudi_1_2, path, name)
+    _assert_data_skipping_agrees(spark, hudi_1_2, path)
+    _assert_partition_stats_fold_column_stats(path)
 
     # The metadata table's own services, keeping little: its first instants go to its LSM
     # history; Hudi still finds every file listed.

@@ -44,6 +44,7 @@ from pyhudi.codec.metadata_records import (
     FILE_ID_ENCODING_RAW,
     MISSING_FILE_INDEX,
     NON_PARTITIONED_NAME,
+    V1_VALUE_TYPE,
     ColumnStats,
     MetadataFileInfo,
     MetadataRecord,
@@ -180,7 +181,13 @@ def to_avro(record: MetadataRecord, field_names: Iterable[str]) -> dict[str, Any
             "isDeleted": bloom.is_deleted,
         }
     if record.column_stats is not None:
-        datum["ColumnStatsMetadata"] = column_stats_datum(record.key, record.column_stats)
+        if "SecondaryIndexMetadata" in datum:  # the 1.x schemas: wrappers with a value type
+            tight = record.type is MetadataRecordType.PARTITION_STATS
+            datum["ColumnStatsMetadata"] = column_stats_datum_1x(
+                record.key, record.column_stats, tight_bound=tight
+            )
+        else:
+            datum["ColumnStatsMetadata"] = column_stats_datum(record.key, record.column_stats)
     if record.location is not None:
         datum["recordIndexMetadata"] = _location_datum(record.location)
     if record.secondary_is_deleted is not None:
@@ -207,6 +214,106 @@ def column_stats_datum(key: str, stats: ColumnStats) -> dict[str, Any]:
         "isDeleted": stats.is_deleted,
         "isTightBound": False,
     }
+
+
+def column_stats_datum_1x(key: str, stats: ColumnStats, *, tight_bound: bool) -> dict[str, Any]:
+    """`HoodieMetadataColumnStats` as Hudi 1.2 writes it: each value in the wrapper of its
+    primitive (`IntWrapper` days for a date, `LongWrapper` for a timestamp in its unit,
+    `BytesWrapper` unscaled for a decimal) and `valueType` naming what it means; `isTightBound`
+    true for `partition_stats` (its ranges are recomputed over the partition's latest files)."""
+    if stats.value_type == V1_VALUE_TYPE:  # an index of version V1: Hudi 0.14's values
+        return {**column_stats_datum(key, stats), "isTightBound": tight_bound, "valueType": None}
+    if stats.min_value is None and stats.max_value is None:
+        ordinal, info = _NULL_VALUE_TYPE, None  # a stub or no values: `ValueType.NULL`
+    else:
+        ordinal, info = stats.value_type or _value_type_of(stats)
+    return {
+        "fileName": stats.file_name,
+        "columnName": stats.column_name,
+        "minValue": _wrap_1x(key, ordinal, info, stats.min_value),
+        "maxValue": _wrap_1x(key, ordinal, info, stats.max_value),
+        "valueCount": stats.value_count,
+        "nullCount": stats.null_count,
+        "totalSize": stats.total_size_bytes,
+        "totalUncompressedSize": stats.total_uncompressed_size_bytes,
+        "isDeleted": stats.is_deleted,
+        "isTightBound": tight_bound,
+        "valueType": (
+            "org.apache.hudi.avro.model.HoodieValueTypeInfo",
+            {"typeOrdinal": ordinal, "additionalInfo": info},
+        ),
+    }
+
+
+_NULL_VALUE_TYPE = 1
+#: Hudi 1.x `ValueType` ordinals of the 0.14 wrappers (a wrapper says no more than this).
+VALUE_TYPE_OF_WRAPPER = {
+    "BooleanWrapper": 2,
+    "IntWrapper": 3,
+    "LongWrapper": 4,
+    "FloatWrapper": 5,
+    "DoubleWrapper": 6,
+    "StringWrapper": 7,
+    "BytesWrapper": 8,
+    "DecimalWrapper": 10,
+    "DateWrapper": 12,
+    "TimestampMicrosWrapper": 16,
+}
+#: The wrapper record holding a 1.x value of each `ValueType` ordinal.
+_WRAPPER_OF_VALUE_TYPE = {
+    2: "BooleanWrapper",
+    3: "IntWrapper",
+    4: "LongWrapper",
+    5: "FloatWrapper",
+    6: "DoubleWrapper",
+    7: "StringWrapper",
+    8: "BytesWrapper",
+    9: "BytesWrapper",
+    10: "BytesWrapper",
+    11: "StringWrapper",
+    12: "IntWrapper",
+    13: "IntWrapper",
+    14: "LongWrapper",
+    **dict.fromkeys(range(15, 21), "LongWrapper"),
+}
+#: Timestamp ordinals -> units per second (millis, micros, nanos; local ones 18-20).
+_TIMESTAMP_UNITS = {15: 1000, 16: 10**6, 17: 10**9, 18: 1000, 19: 10**6, 20: 10**9}
+
+
+def _value_type_of(stats: ColumnStats) -> tuple[int, str | None]:
+    wrapper = stats.value_wrapper
+    if wrapper is None:
+        probe = stats.min_value if stats.min_value is not None else stats.max_value
+        wrapper = "StringWrapper" if probe is None else wrapper_for(probe)
+    ordinal = VALUE_TYPE_OF_WRAPPER.get(wrapper, 7)
+    if ordinal == 10:
+        values = [v for v in (stats.min_value, stats.max_value) if v is not None]
+        scale = max((-int(Decimal(v).as_tuple().exponent) for v in values), default=0)
+        return ordinal, f"{DECIMAL_WRAPPER_SCALE * 2},{scale}"
+    return ordinal, None
+
+
+def _wrap_1x(key: str, ordinal: int, info: str | None, value: Any) -> Any:
+    if value is None:
+        return None
+    wrapper = _WRAPPER_OF_VALUE_TYPE.get(ordinal)
+    if wrapper is None:
+        raise ValueError(f"metadata record {key!r}: no wrapper for value type {ordinal}")
+    if ordinal == 10:  # unscaled, big-endian two's complement (Java's BigInteger bytes)
+        scale = int((info or "0,0").split(",")[1])
+        unscaled = int(Decimal(value).scaleb(scale).to_integral_value())
+        value = unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
+    elif ordinal == 12 and isinstance(value, dt.date):
+        value = (value - dt.date(1970, 1, 1)).days
+    elif ordinal in _TIMESTAMP_UNITS and isinstance(value, dt.datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        micros = (moment - _EPOCH) // dt.timedelta(microseconds=1)
+        value = micros * _TIMESTAMP_UNITS[ordinal] // 10**6
+    elif ordinal == 11:
+        value = str(value)
+    elif wrapper == "BytesWrapper":
+        value = bytes(value)
+    return f"org.apache.hudi.avro.model.{wrapper}", {"value": value}
 
 
 def wrapper_for(value: Any) -> str:

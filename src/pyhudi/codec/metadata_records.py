@@ -88,6 +88,12 @@ class ColumnStats:
     is_deleted: bool
     #: The Avro wrapper min/max were stored in (`LongWrapper`, ...; None: inferred when written).
     value_wrapper: str | None = field(default=None, compare=False)
+    #: Hudi 1.x `valueType`: (`ValueType` ordinal, additional info such as `"12,3"` for a
+    #: decimal); None: derived from the wrapper when a 1.x record is written.
+    value_type: tuple[int, str | None] | None = field(default=None, compare=False)
+    #: Hudi 1.x `isTightBound`: the range is exact over its files (`partition_stats`), so a newer
+    #: record replaces an older one instead of widening it.
+    is_tight_bound: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,22 @@ def _column_stats(raw: Mapping[str, Any]) -> ColumnStats:
         total_uncompressed_size_bytes=int(raw.get("totalUncompressedSize") or 0),
         is_deleted=bool(raw.get("isDeleted")),
         value_wrapper=_wrapper_name(raw.get("minValue")) or _wrapper_name(raw.get("maxValue")),
+        value_type=_value_type_of(raw, value_type),
+        is_tight_bound=bool(raw.get("isTightBound")),
     )
+
+
+#: `value_type` of a Hudi 1.x record of the V1 index version (no value type, or ordinal 0): its
+#: values are in Hudi 0.14's wrappers and mean what they meant there.
+V1_VALUE_TYPE: tuple[int, str | None] = (0, None)
+
+
+def _value_type_of(
+    raw: Mapping[str, Any], value_type: Mapping[str, Any] | None
+) -> tuple[int, str | None] | None:
+    if value_type is not None:
+        return int(value_type["typeOrdinal"]), value_type.get("additionalInfo")
+    return V1_VALUE_TYPE if "valueType" in raw else None  # a 1.x schema without one: V1
 
 
 def _wrapper_name(wrapped: Any) -> str | None:
@@ -324,8 +345,9 @@ def merge_records(older: MetadataRecord, newer: MetadataRecord) -> MetadataRecor
     * partition and file lists: union of entries; a newer `isDeleted` entry removes the name (and
       is kept as a tombstone when the older side did not have it, so a base file merged later still
       loses it); otherwise the larger size wins (sizes only grow: appended log files).
-    * column stats: a tombstone on either side -> the newer record; else min of mins, max of
-      maxes, sums of counts and sizes.
+    * column and partition stats: a tombstone on either side, or a newer tight bound (Hudi 1.x
+      `partition_stats`) -> the newer record; else min of mins, max of maxes, sums of counts
+      and sizes.
     * bloom filters, record index, secondary index: the newer record.
     """
     if older.type is not newer.type:
@@ -358,7 +380,7 @@ def merge_file_lists(
 
 
 def _merge_stats(older: ColumnStats, newer: ColumnStats) -> ColumnStats:
-    if older.is_deleted or newer.is_deleted:
+    if older.is_deleted or newer.is_deleted or newer.is_tight_bound:
         return newer
     mins = [v for v in (older.min_value, newer.min_value) if v is not None]
     maxes = [v for v in (older.max_value, newer.max_value) if v is not None]

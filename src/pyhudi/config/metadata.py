@@ -42,7 +42,26 @@ COLUMN_STATS_ENABLE = boolean(
     False,
     "Build and maintain the metadata table's `column_stats` partition (per base file and column: "
     "min, max, null and value counts, sizes) inside every write; needs `hoodie.metadata.enable`. "
-    "Unset keeps and maintains one the table has; false drops it (with a warning).",
+    "Unset keeps and maintains one the table has (table versions 8 and 9: unset is true, as "
+    "Hudi 1.2's default); false drops it (with a warning).",
+)
+COLUMN_STATS_MAX_COLUMNS = integer(
+    "hoodie.metadata.index.column.stats.max.columns.to.index",
+    32,
+    "Table versions 8 and 9 without a column list: how many top-level columns (after the meta "
+    "fields Hudi 1.2 always indexes) `column_stats` and `partition_stats` index.",
+)
+PARTITION_STATS_ENABLE = boolean(
+    "hoodie.metadata.index.partition.stats.enable",
+    True,
+    "Table versions 8 and 9: build and maintain the metadata table's `partition_stats` partition "
+    "(per data partition and indexed column: the range over its latest files) along with "
+    "`column_stats`, on partitioned tables (Hudi 1.2's default); false drops it.",
+)
+PARTITION_STATS_FILE_GROUP_COUNT = integer(
+    "hoodie.metadata.index.partition.stats.file.group.count",
+    1,
+    "File groups of the `partition_stats` partition, fixed when it is initialised.",
 )
 COLUMN_STATS_COLUMN_LIST = string_list(
     "hoodie.metadata.index.column.stats.column.list",

@@ -20,6 +20,7 @@ Nested leaves never get a range (their footer path `a.b` names no top-level fiel
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -27,9 +28,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pyhudi.codec.metadata_hfile import DECIMAL_WRAPPER_SCALE
+from pyhudi.codec.metadata_hfile import DECIMAL_WRAPPER_SCALE, VALUE_TYPE_OF_WRAPPER
 from pyhudi.codec.metadata_records import ColumnStats
 
+#: Hudi 1.x `ValueType.DECIMAL`.
+_DECIMAL_TYPE = 10
 #: decimal(30, 15): the widest value a `DecimalWrapper` holds.
 _DECIMAL_MAX = Decimal(10) ** (30 - DECIMAL_WRAPPER_SCALE)
 
@@ -68,8 +71,34 @@ def _footer_column(file_name: str, footer: pq.FileMetaData, index: int) -> Colum
     if wrapper == "DecimalWrapper" and not fits_decimal_wrapper(low, high):
         return None
     return ColumnStats(
-        file_name, column.path, low, high, values, nulls, size, raw_size, False, wrapper
+        file_name,
+        column.path,
+        low,
+        high,
+        values,
+        nulls,
+        size,
+        raw_size,
+        False,
+        wrapper,
+        _footer_value_type(column, wrapper),
     )
+
+
+def _footer_value_type(column: Any, wrapper: str) -> tuple[int, str | None]:
+    """Hudi 1.x's `ValueType` (ordinal, info) of a footer column: what its logical type says."""
+    logical = column.logical_type.type
+    if wrapper == "DecimalWrapper":
+        return _DECIMAL_TYPE, f"{column.precision},{column.scale}"
+    if logical == "TIMESTAMP":
+        meta = json.loads(column.logical_type.to_json())
+        return _timestamp_type(meta.get("timeUnit", ""), bool(meta.get("isAdjustedToUTC", True)))
+    return VALUE_TYPE_OF_WRAPPER[wrapper], None
+
+
+def _timestamp_type(unit: str, utc: bool) -> tuple[int, None]:
+    base = {"ms": 15, "milliseconds": 15, "us": 16, "microseconds": 16}.get(unit, 17)
+    return (base if utc else base + 3), None
 
 
 def _footer_wrapper(column: Any) -> str | None:
@@ -133,7 +162,17 @@ def table_column_ranges(file_name: str, records: pa.Table) -> list[ColumnStats]:
             continue
         ranges.append(
             ColumnStats(
-                file_name, name, low, high, len(column), column.null_count, 0, 0, False, wrapper
+                file_name,
+                name,
+                low,
+                high,
+                len(column),
+                column.null_count,
+                0,
+                0,
+                False,
+                wrapper,
+                _arrow_value_type(column.type, wrapper),
             )
         )
     return ranges
@@ -153,6 +192,15 @@ def _arrow_wrapper(kind: pa.DataType) -> str | None:
         (pa.types.is_timestamp, "LongWrapper"),
     )
     return next((name for check, name in checks if check(kind)), None)
+
+
+def _arrow_value_type(kind: pa.DataType, wrapper: str) -> tuple[int, str | None]:
+    """Hudi 1.x's `ValueType` (ordinal, info) of an Arrow column's values."""
+    if pa.types.is_decimal(kind):
+        return _DECIMAL_TYPE, f"{kind.precision},{kind.scale}"
+    if pa.types.is_timestamp(kind):
+        return _timestamp_type(kind.unit, kind.tz is not None)
+    return VALUE_TYPE_OF_WRAPPER[wrapper], None
 
 
 def _arrow_min_max(column: pa.ChunkedArray) -> tuple[Any, Any]:

@@ -81,7 +81,11 @@ def _base_file_differences(
             found.append(Difference(CHECK, base.partition_path, base.file_name, detail))
         for column, computed in sorted(footer.items()):
             stats = indexed.get((base.file_name, column))
-            mismatch = _mismatch(stats, computed) if stats is not None else None
+            mismatch = (
+                _mismatch(_raw_timestamps(stats), _raw_footer(computed))
+                if stats is not None
+                else None
+            )
             if mismatch:
                 subject = f"{base.file_name} column {column}"
                 found.append(Difference(CHECK, base.partition_path, subject, mismatch))
@@ -148,6 +152,14 @@ def _epoch_micros(value: Any) -> Any:
     moment = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
     delta = moment - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _raw_footer(stats: FooterStats) -> FooterStats:
+    """A footer's timestamps as raw epoch microseconds: a timestamp range is a raw long in Hudi
+    0.14's records and in Hudi 1.x's of the V1 index version, a timestamp in V2's."""
+    return replace(
+        stats, min_value=_epoch_micros(stats.min_value), max_value=_epoch_micros(stats.max_value)
+    )
 
 
 def _as_footer(stats: ColumnStats) -> FooterStats:

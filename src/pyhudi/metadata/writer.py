@@ -46,11 +46,17 @@ from pyhudi.metadata.bloom_filters_writer import (
     maintains_bloom_filters,
 )
 from pyhudi.metadata.column_stats_writer import (
+    INDEX_DEFS_PATH_KEY,
     clean_column_stats_updates,
+    column_stats_definition,
     column_stats_updates,
+    commit_schema,
     initial_column_stats,
     maintains_column_stats,
+    write_columns,
+    written_files_column_stats,
 )
+from pyhudi.metadata.column_stats_writer import group_writes as column_stats_groups
 from pyhudi.metadata.deltacommit import (
     FILES_FILE_GROUP,
     FILES_PARTITION,
@@ -67,7 +73,18 @@ from pyhudi.metadata.index_records import (
     COLUMN_STATS_PARTITION,
     RECORD_INDEX_PARTITION,
 )
-from pyhudi.metadata.reader import has_metadata_table, metadata_partition_names, metadata_table_path
+from pyhudi.metadata.partition_stats_writer import (
+    PARTITION_STATS_PARTITION,
+    initial_partition_stats,
+    maintains_partition_stats,
+    partition_stats_updates,
+)
+from pyhudi.metadata.reader import (
+    MetadataTable,
+    has_metadata_table,
+    metadata_partition_names,
+    metadata_table_path,
+)
 from pyhudi.metadata.record_index_writer import (
     initial_record_index,
     maintains_record_index,
@@ -105,12 +122,14 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
-    """The metadata partitions a write with `options` keeps (the others are disabled); `files`
-    only on versions 8 and 9 (`resolve_write_config` refuses asking for more)."""
+    """The metadata partitions a write with `options` keeps (the others are disabled); versions 8
+    and 9: `files`, `column_stats` and `partition_stats` (`resolve_write_config` refuses asking
+    for bloom filters or the record index there)."""
     keep = [FILES_PARTITION]
-    if ctx.config.version >= 8:
-        return tuple(keep)
     keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
+    if ctx.config.version >= 8:  # bloom filters and the record index: refused by the config
+        keep += [PARTITION_STATS_PARTITION] if maintains_partition_stats(ctx, options) else []
+        return tuple(keep)
     keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
     keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
     return tuple(keep)
@@ -147,7 +166,7 @@ def commit_to_metadata_table(
     groups = [GroupWrite(FILES_PARTITION, FILES_FILE_GROUP, tuple(records))]
     for name in keep[1:]:
         if name not in ctx.config.metadata_partitions:
-            initialise_index_partition(ctx, name, options)
+            initialise_index_partition(ctx, name, options, commit)
     if commit is not None:
         groups += _index_updates(ctx, instant_time, commit, keep, options, results or {})
     groups += [g for g in extra if g.partition in keep]
@@ -164,7 +183,16 @@ def _index_updates(
 ) -> list[GroupWrite]:
     """The `column_stats`, `bloom_filters` and `record_index` changes of a data instant."""
     groups: list[GroupWrite] = []
-    if COLUMN_STATS_PARTITION in keep:
+    if ctx.config.version >= 8 and COLUMN_STATS_PARTITION in keep:
+        written = written_files_column_stats(ctx, commit, options, results)
+        count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
+        groups += [g for g in column_stats_groups(written, count) if g.records]
+        if PARTITION_STATS_PARTITION in keep:
+            columns = write_columns(ctx, options, commit) or ()
+            count = _file_group_count(ctx, PARTITION_STATS_PARTITION)
+            schema = commit_schema(ctx, commit)
+            groups += partition_stats_updates(ctx, commit, written, columns, count, schema)
+    elif COLUMN_STATS_PARTITION in keep:
         count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
         groups += column_stats_updates(ctx, commit, options, count, results)
     if BLOOM_FILTERS_PARTITION in keep:
@@ -280,15 +308,19 @@ def initialise_metadata_table(ctx: TableContext) -> str:
     return init_time
 
 
-def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[str, str]) -> str:
+def initialise_index_partition(
+    ctx: TableContext,
+    name: str,
+    options: Mapping[str, str],
+    commit: CommitMetadata | None = None,
+) -> str:
     """Build index partition `name` (`record_index` from the latest snapshot, `column_stats` from
     the committed base files) in the existing metadata table; its init instant is the first
-    unused of `<latest data instant>010`, `011`, ..."""
+    unused of `<latest data instant>010`, `011`, ... Versions 8 and 9 (`column_stats`,
+    `partition_stats` only): the first unused of `00000000000000000`, `...001`, ...; the columns
+    are those of the writer schema of `commit` (the write that builds it), else the table's."""
     if ctx.config.version >= 8:
-        raise UnsupportedOperationError(
-            f"pyhudi does not write the {name} partition of a version {ctx.config.version} "
-            "metadata table"
-        )
+        return _initialise_index_partition_1x(ctx, name, options, commit)
     mdt = _open(ctx)
     ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: name})
     base = init_instant_time(ctx)[: -len(INIT_TIME_SUFFIX)]
@@ -304,6 +336,40 @@ def initialise_index_partition(ctx: TableContext, name: str, options: Mapping[st
         groups = initial_column_stats(ctx, options, committed_data_files(ctx.view(), None))
     write_base_groups(mdt, init_time, groups)
     partitions = ",".join(dict.fromkeys([*ctx.config.metadata_partitions, name]))
+    ctx.update_properties(
+        {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
+    )
+    log.info("initialised metadata partition %s of %s at %s", name, ctx.base_path, init_time)
+    return init_time
+
+
+def _initialise_index_partition_1x(
+    ctx: TableContext, name: str, options: Mapping[str, str], commit: CommitMetadata | None
+) -> str:
+    if name not in (COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION):
+        raise UnsupportedOperationError(
+            f"pyhudi does not write the {name} partition of a version {ctx.config.version} "
+            "metadata table"
+        )
+    mdt = _open(ctx)
+    ctx.update_properties({tkeys.METADATA_PARTITIONS_INFLIGHT.key: name})
+    taken = set(mdt.active.reload().timeline.times())
+    init_time = next(
+        t for t in (f"{i:017d}" for i in range(1000)) if t not in taken
+    )  # Hudi 1.2's `generateUniqueInstantTime` from SOLO_COMMIT_TIMESTAMP
+    ctx.storage.delete_dir(mdt.partition_path(name))  # a failed attempt's
+    columns = write_columns(ctx, options, commit) or ()
+    if name == COLUMN_STATS_PARTITION:
+        listed = committed_data_files(ctx.view(), None)
+        groups = initial_column_stats(ctx, options, listed, columns)
+    else:
+        stored = list(MetadataTable.open(ctx).records(COLUMN_STATS_PARTITION).values())
+        count = max(1, mkeys.PARTITION_STATS_FILE_GROUP_COUNT.get(options))
+        groups = initial_partition_stats(ctx, stored, columns, count)
+    write_base_groups(mdt, init_time, groups)
+    if name == COLUMN_STATS_PARTITION:
+        register_index_definition(ctx, COLUMN_STATS_PARTITION, column_stats_definition(columns))
+    partitions = ",".join(sorted({*ctx.config.metadata_partitions, name}))
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
     )
@@ -388,8 +454,27 @@ def drop_unmaintained_partitions(
     )
 
 
-#: Versions 8+: where the table's index definitions are (`.hoodie/.index_defs/index.json`).
-INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
+#: Versions 8+: the index definitions file, relative to the table's base path.
+INDEX_DEFS_PATH = ".hoodie/.index_defs/index.json"
+
+
+def register_index_definition(ctx: TableContext, name: str, definition: Mapping[str, Any]) -> None:
+    """Versions 8+: add (or replace) index `name` in the index definitions file, creating it and
+    `hoodie.table.index.defs.path` when the table has none (Hudi 1.2's `register`)."""
+    relative = ctx.config.props.get(INDEX_DEFS_PATH_KEY) or INDEX_DEFS_PATH
+    path = posixpath.join(ctx.base_path, relative)
+    document: dict[str, Any] = {"indexDefinitions": {}}
+    if ctx.storage.exists(path):
+        document = json.loads(ctx.storage.read_bytes(path))
+    definitions = dict(document.get("indexDefinitions") or {})
+    definitions[name] = dict(definition)
+    document["indexDefinitions"] = definitions
+    folder, file_name = posixpath.split(path)
+    ctx.storage.delete(posixpath.join(folder, f".{file_name}.crc"))
+    ctx.storage.delete(path)
+    ctx.storage.write_bytes(path, jackson_pretty_json(document).encode("utf-8"))
+    if ctx.config.props.get(INDEX_DEFS_PATH_KEY) != relative:
+        ctx.update_properties({INDEX_DEFS_PATH_KEY: relative})
 
 
 def drop_index_definitions(ctx: TableContext, names: Sequence[str]) -> None:

@@ -79,7 +79,10 @@ def _may_match(piece: FileSlice, item: PartitionFilter, index: StatsIndex) -> bo
 def _range_may_match(stats: ColumnStats, op: str, value: Any) -> bool:
     low, high = stats.min_value, stats.max_value
     if low is None or high is None:
-        # No min/max: no non-null value when the counts say so, else unknown.
+        # No min/max: no non-null value when the counts say so (or no value at all: a log file
+        # of deletes only, Hudi 1.x), else unknown.
+        if stats.value_count == 0:
+            return False
         return not (stats.value_count > 0 and stats.null_count == stats.value_count)
     values = list(value) if op == "in" else [value]
     if not values:

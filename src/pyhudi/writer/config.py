@@ -259,16 +259,15 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
 
 #: Metadata partitions pyhudi does not write at table versions 8 and 9 yet: their switches.
 _INDEXES_NOT_WRITTEN_1X = (
-    metadata_keys.COLUMN_STATS_ENABLE.key,
-    "hoodie.metadata.index.partition.stats.enable",
     metadata_keys.BLOOM_FILTER_ENABLE.key,
     metadata_keys.RECORD_INDEX_ENABLE.key,
 )
 
 
 def _check_metadata_partitions_1x(o: Mapping[str, str], version: int) -> None:
-    """Versions 8 and 9: pyhudi writes the metadata table's `files` partition only; a write
-    asking for an index partition (or the record index) is refused before anything is written."""
+    """Versions 8 and 9: pyhudi writes the metadata table's `files`, `column_stats` and
+    `partition_stats` partitions; a write asking for bloom filters or the record index is refused
+    before anything is written."""
     if not metadata_keys.METADATA_ENABLE.get(o):
         return
     asked = [k for k in _INDEXES_NOT_WRITTEN_1X if str(o.get(k, "")).strip().lower() == "true"]
@@ -276,9 +275,9 @@ def _check_metadata_partitions_1x(o: Mapping[str, str], version: int) -> None:
         asked.append(f"{index_keys.INDEX_TYPE.key}={IndexType.RECORD_INDEX.value}")
     if asked:
         raise ConfigError(
-            f"pyhudi writes only the files partition of a table version {version} metadata "
-            f"table; {', '.join(asked)} asks for more: leave it unset (Hudi 1.x builds its "
-            "indexes on its own next write)"
+            f"pyhudi writes the files, column_stats and partition_stats partitions of a table "
+            f"version {version} metadata table; {', '.join(asked)} asks for more: leave it unset "
+            "(Hudi 1.x builds its indexes on its own next write)"
         )
 
 
