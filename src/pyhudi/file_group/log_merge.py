@@ -29,7 +29,8 @@ def merge_slice_with_stats(
     blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
     log = log_records(blocks, task.file_schema, task.ordering_field)
     winners = resolve_log(log, MergeMode(task.merge_mode), task.ordering_field)
-    merged = merge_with_base(base, winners, MergeMode(task.merge_mode), task.ordering_field)
+    mode = MergeMode(task.merge_mode)
+    merged = merge_with_base(base, winners, mode, task.ordering_field, task.ordered_deletes)
     in_base = (
         pc.is_in(winners.column(RECORD_KEY), value_set=base.column(RECORD_KEY)).to_numpy(
             zero_copy_only=False
@@ -63,6 +64,7 @@ def merge_slice(task: SliceTask, base: pa.Table | None) -> pa.Table:
         )
         live = log.filter(pc.invert(log.column(DELETED))).drop_columns([SEQ, DELETED, NATURAL])
         return pa.concat_tables([t for t in (base, live) if t is not None])
+    mode = MergeMode(task.merge_mode)
     return merge_with_base(
-        base, slice_winners(task), MergeMode(task.merge_mode), task.ordering_field
+        base, slice_winners(task), mode, task.ordering_field, task.ordered_deletes
     )

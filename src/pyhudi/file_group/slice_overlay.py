@@ -128,7 +128,8 @@ def _event_time_deletes(task: SliceTask, fields: list[str]) -> SliceDeletes:
         return SliceDeletes(_NONE)
     columns = list(dict.fromkeys([RECORD_KEY, *(f.split(".")[0] for f in fields)]))
     base = read_base_file(task.storage, task.path(task.base_file), columns=columns)  # type: ignore[arg-type]
-    keep, live = overlay(base, winners, MergeMode(task.merge_mode), task.ordering_field)
+    mode = MergeMode(task.merge_mode)
+    keep, live = overlay(base, winners, mode, task.ordering_field, task.ordered_deletes)
     dropped = np.flatnonzero(~pc.fill_null(keep, True).to_numpy(zero_copy_only=False))
     updates = winners.filter(pc.invert(winners.column(DELETED))).column(RECORD_KEY)
     lost = pc.filter(updates, pc.invert(pc.is_in(updates, value_set=live.column(RECORD_KEY))))

@@ -28,6 +28,9 @@ class SliceTask:
     skip_merge: bool = False
     bootstrap_source: str | None = None
     timeline_start: str | None = None
+    #: Table version 8 and later (Hudi 1.x): a log delete carrying ordering values loses to a base
+    #: record whose ordering values are greater (version 6: a delete always beats the base record).
+    ordered_deletes: bool = False
 
     def path(self, relative: str) -> str:
         return f"{self.base_path}/{relative}" if relative else self.base_path

@@ -9,7 +9,10 @@ Rule (Hudi 0.15 `DefaultHoodieRecordPayload`, `EVENT_TIME_ORDERING`):
 * several ordering fields (`hoodie.table.ordering.fields=a,b`, table version 9) compare as a
   tuple, lexicographically, each field by the rule above;
 * merged with its base record, a log delete (`_hoodie_is_deleted`, or a delete block) that won
-  the log replaces the base record whatever the ordering values (`base_stays`).
+  the log replaces the base record whatever the ordering values (`base_stays`), on table version
+  6 (Hudi 0.15); on versions 8 and 9 only a natural-order delete does, and one carrying ordering
+  values loses to a base record with greater ones (Hudi 1.2; the callers pass which deletes
+  are forced).
 
 What Apache Hudi does with null ordering values (checked in tests/judge/test_null_ordering_values.py):
 Hudi 0.15 writes them into base files (bulk_insert, insert without combine) and upserts over them

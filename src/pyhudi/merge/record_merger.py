@@ -233,21 +233,35 @@ def applied_deletes(log: pa.Table, fields: list[str]) -> np.ndarray:
 
 
 def merge_with_base(
-    base: pa.Table | None, winners: pa.Table, mode: MergeMode, ordering: str | None
+    base: pa.Table | None,
+    winners: pa.Table,
+    mode: MergeMode,
+    ordering: str | None,
+    ordered_deletes: bool = False,
 ) -> pa.Table:
-    """Base records overlaid with the resolved log records (winners carry the delete flag)."""
+    """Base records overlaid with the resolved log records (winners carry the delete flag);
+    `ordered_deletes`: as in `overlay`."""
     if base is None or base.num_rows == 0:
         live = winners.filter(pc.invert(winners.column(DELETED))) if winners.num_rows else winners
         return live.drop_columns([c for c in (SEQ, DELETED, NATURAL) if c in live.column_names])
-    keep_base, survivors = overlay(base, winners, mode, ordering)
+    keep_base, survivors = overlay(base, winners, mode, ordering, ordered_deletes)
     kept = base.filter(keep_base)
     return pa.concat_tables([kept, survivors.select(kept.column_names)])
 
 
 def overlay(
-    base: pa.Table, winners: pa.Table, mode: MergeMode, ordering: str | None
+    base: pa.Table,
+    winners: pa.Table,
+    mode: MergeMode,
+    ordering: str | None,
+    ordered_deletes: bool = False,
 ) -> tuple[pa.Array, pa.Table]:
     """(which base rows stay, the log rows that replace or add to them, without the flag columns).
+
+    Event-time ordering, a delete that won the log against the base record: on table version 6
+    it wins whatever the ordering values (Hudi 0.15); with `ordered_deletes` (versions 8 and 9)
+    only a natural-order delete does, and one carrying ordering values loses to a base record
+    with greater ones, as any update would (Hudi 1.2).
 
     `base` needs only the record key (and, for event-time ordering, the ordering fields): the
     positional read (`slice_overlay`) passes just those columns.
@@ -266,8 +280,11 @@ def overlay(
         theirs = [_values(winners, f).combine_chunks().take(at) for f in fields]
         # A delete that won the log beats the base record whatever its ordering value (Hudi 0.15:
         # the log scanner compares a delete only with earlier log records; merged with the base,
-        # a delete payload wins, in the snapshot and in compaction).
-        deleted = winners.column(DELETED).combine_chunks().take(at)
+        # a delete payload wins, in the snapshot and in compaction). Hudi 1.2: natural-order ones.
+        forced = winners.column(DELETED).combine_chunks()
+        if ordered_deletes:
+            forced = pc.and_(forced, winners.column(NATURAL).combine_chunks())
+        deleted = forced.take(at)
         stays = base_stays_arrow([_values(base, f) for f in fields], theirs, deleted)
         base_wins = pc.and_(matched, stays)
         keep_base = pc.or_(keep_base, base_wins)

@@ -120,7 +120,8 @@ def _merge_by_key(
         and ordering
         and all(_has(schema, f) for f in ordering)
     ):
-        return merge_event_time(base, winners, ordering).select(*schema.fieldNames())
+        ordered = tasks[0].ordered_deletes
+        return merge_event_time(base, winners, ordering, ordered).select(*schema.fieldNames())
     kept = base.join(F.broadcast(winners.select(*MATCH)), on=MATCH, how="left_anti")
     return kept.select(*schema.fieldNames()).unionByName(live)
 
@@ -135,13 +136,19 @@ def _has(schema: T.StructType, name: str) -> bool:
     return True
 
 
-def merge_event_time(base: DataFrame, winners: DataFrame, ordering: list[str]) -> DataFrame:
+def merge_event_time(
+    base: DataFrame, winners: DataFrame, ordering: list[str], ordered_deletes: bool = False
+) -> DataFrame:
+    """Base rows and log winners under event-time ordering (`record_merger.overlay`'s rule:
+    with `ordered_deletes`, only a natural-order delete beats a base record whatever its
+    ordering values)."""
+    forced = F.col(DELETED) & F.col(NATURAL) if ordered_deletes else F.col(DELETED)
     mine = [F.col(f"__b_ord{i}") for i in range(len(ordering))]
     theirs_cols = [F.col(f"__w_ord{i}") for i in range(len(ordering))]
     theirs = winners.select(
         *MATCH,
         *(F.col(sql_name(f)).alias(f"__w_ord{i}") for i, f in enumerate(ordering)),
-        F.col(DELETED).alias("__w_del"),
+        forced.alias("__w_del"),
     )
     pairs = base.select(
         *MATCH, *(F.col(sql_name(f)).alias(f"__b_ord{i}") for i, f in enumerate(ordering))

@@ -39,6 +39,7 @@ def slice_tasks(
                 if file_slice.base_file
                 else None,
                 timeline_start=plan.timeline_start,
+                ordered_deletes=ctx.config.version >= 8,
             )
         )
     return tasks

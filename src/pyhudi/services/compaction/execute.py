@@ -159,6 +159,7 @@ def _tasks(
             merge_mode=mode,
             ordering_field=ordering,
             timeline_start=start,
+            ordered_deletes=ctx.config.version >= 8,
             bootstrap_source=sources.get((op.partition_path, op.file_id))
             if op.base_instant == METADATA_BOOTSTRAP_INSTANT
             else None,
