@@ -21,9 +21,8 @@ from tests.judge.client import SERVER, HudiVersion, cache_root
 #: Files every recipe depends on: how Hudi is driven, and the rows and options the tests build.
 _JUDGE_FILES = (
     SERVER,
-    Path(__file__).with_name("client.py"),
-    Path(__file__).with_name("conftest.py"),
-    Path(__file__).with_name("tables.py"),
+    *(Path(__file__).with_name(f"{name}.py") for name in ("client", "conftest", "tables")),
+    *(Path(__file__).with_name(f"{name}.py") for name in ("agreement", "compare")),
 )
 
 

@@ -18,6 +18,7 @@ Hudi 0.15 facts pinned here (DefaultHoodieRecordPayload, precombine `ts`):
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -27,7 +28,8 @@ from pyspark.sql import DataFrame, SparkSession
 import pyhudi
 from pyhudi.merge.ordering import ARROW, earlier_stays
 from pyhudi.merge.ordering import SPARK as SPARK_ORDERING
-from tests.judge.client import Judge, JudgeError
+from tests.judge.cached import hudi_written
+from tests.judge.client import HUDI_0_15, Judge, JudgeError
 from tests.judge.compare import assert_same_read, hudi_frame
 from tests.judge.tables import base_options
 
@@ -150,9 +152,22 @@ def _write_steps(write: Any, o: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_stale_deletes_leave_what_hudi_leaves(spark, hudi_0_15, tmp_path, table_type) -> None:  # type: ignore[no-untyped-def]
-    theirs_path, ours_path = str(tmp_path / "hudi"), str(tmp_path / "pyhudi")
     o = options(f"deletes_{table_type[:3].lower()}", table_type)
-    _write_steps(lambda data, opts: hudi_0_15.write(theirs_path, data, opts), o)
+
+    def hudi_side(root: Path) -> None:  # Hudi's table, and a copy Hudi compacted (MOR)
+        _write_steps(lambda data, opts: hudi_0_15.write(str(root / "hudi"), data, opts), o)
+        if table_type == "MERGE_ON_READ":
+            shutil.copytree(root / "hudi", root / "hudi_compacted")
+            hudi_0_15.call("run_compaction", op="run", path=str(root / "hudi_compacted"))
+
+    root = hudi_written(
+        f"stale-deletes-{table_type}",
+        [Path(__file__)],
+        [HUDI_0_15],
+        hudi_side,
+        tmp_path / "hudi-side",
+    )
+    theirs_path, ours_path = str(root / "hudi"), str(tmp_path / "pyhudi")
     _write_steps(
         lambda data, opts: pyhudi.write(
             spark.createDataFrame(data.to_pylist(), DDL), ours_path, opts
@@ -168,10 +183,7 @@ def test_stale_deletes_leave_what_hudi_leaves(spark, hudi_0_15, tmp_path, table_
     assert_pyhudi_reads_as(spark, ours_path, theirs, f"{table_type} pyhudi's table")
     assert_same_read(hudi_read(spark, hudi_0_15, ours_path), theirs, "Hudi reads pyhudi's table")
     if table_type == "MERGE_ON_READ":
-        compacted = str(tmp_path / "hudi_compacted")
-        shutil.copytree(theirs_path, compacted)
-        hudi_0_15.call("run_compaction", op="run", path=compacted)
-        after = hudi_read(spark, hudi_0_15, compacted)
+        after = hudi_read(spark, hudi_0_15, str(root / "hudi_compacted"))
         assert_same_read(after, theirs, "Hudi's compaction keeps its snapshot")
         pyhudi.HudiTable(ours_path).compaction.run(spark)
         assert_pyhudi_reads_as(spark, ours_path, after, "pyhudi's table after its compaction")

@@ -5,6 +5,8 @@ instant), and Hudi reads and continues the table as pyhudi does."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import pyhudi
@@ -13,6 +15,8 @@ from pyhudi.model.instant import Action
 from pyhudi.writer import pipeline
 from pyhudi.writer.transaction import WriteTransaction
 from tests.judge.agreement import assert_readers_agree, completed_commits
+from tests.judge.cached import hudi_written
+from tests.judge.client import HUDI_0_15
 from tests.judge.tables import all_types_frame, base_options
 
 
@@ -26,15 +30,20 @@ def _rollbacks(path: str) -> list[str]:
 
 
 def test_pyhudi_reads_and_continues_after_hudi_rolls_back(spark, hudi_0_15, tmp_path):  # type: ignore[no-untyped-def]
-    path = str(tmp_path / "hudi_rolled_back")
     options = _upsert(base_options("hudi_rolled_back", "MERGE_ON_READ"))
-    hudi_0_15.write(path, all_types_frame(spark, range(20), 1, "a"), options)
-    hudi_0_15.write(path, all_types_frame(spark, range(5, 15), 2, "b"), options)
-    hudi_0_15.write(path, all_types_frame(spark, range(10, 25), 3, "c"), options)
-    last = completed_commits(path)[-1]
-    hudi_0_15.sql(f"CREATE TABLE hudi_rolled_back USING hudi LOCATION '{path}'")
-    hudi_0_15.call("rollback_to_instant", table="hudi_rolled_back", instant_time=last)
-    assert last not in completed_commits(path) and _rollbacks(path)
+
+    def roll_back(root: Path) -> None:  # three writes, the last rolled back by Hudi
+        table = str(root / "hudi_rolled_back")
+        hudi_0_15.write(table, all_types_frame(spark, range(20), 1, "a"), options)
+        hudi_0_15.write(table, all_types_frame(spark, range(5, 15), 2, "b"), options)
+        hudi_0_15.write(table, all_types_frame(spark, range(10, 25), 3, "c"), options)
+        last = completed_commits(table)[-1]
+        hudi_0_15.sql(f"CREATE TABLE hudi_rolled_back USING hudi LOCATION '{table}'")
+        hudi_0_15.call("rollback_to_instant", table="hudi_rolled_back", instant_time=last)
+
+    root = hudi_written("hudi-rolled-back", [Path(__file__)], [HUDI_0_15], roll_back, tmp_path)
+    path = str(root / "hudi_rolled_back")
+    assert len(completed_commits(path)) == 2 and _rollbacks(path)
     assert assert_readers_agree(spark, hudi_0_15, path, "after Hudi's rollback") == 20
 
     pyhudi.write(all_types_frame(spark, range(15, 30), 4, "p"), path, options)

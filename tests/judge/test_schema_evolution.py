@@ -7,6 +7,7 @@ misread and reads the rest exactly."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -14,6 +15,8 @@ from pyspark.sql import DataFrame, SparkSession
 import pyhudi
 from pyhudi.exceptions import UnsupportedOperationError
 from tests.judge.agreement import assert_readers_agree, completed_commits, writer_options
+from tests.judge.cached import hudi_written
+from tests.judge.client import HUDI_0_15
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 from tests.judge.tables import base_options
 
@@ -41,11 +44,16 @@ STEPS = [
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])  # evolving log blocks and base files
 def test_pyhudi_reads_and_continues_what_hudi_evolved(spark, hudi_0_15, tmp_path, table_type):  # type: ignore[no-untyped-def]
-    path = str(tmp_path / "evolved_by_hudi")
     options = {**base_options("evolved_by_hudi", table_type), **writer_options(hudi_0_15)}
-    for operation, schema, keys, ts in STEPS:
-        df = _frame(spark, schema, keys, ts)
-        hudi_0_15.write(path, df, {**options, "hoodie.datasource.write.operation": operation})
+
+    def evolve(root: Path) -> None:
+        for operation, schema, keys, ts in STEPS:
+            df = _frame(spark, schema, keys, ts)
+            write = {**options, "hoodie.datasource.write.operation": operation}
+            hudi_0_15.write(str(root / "evolved_by_hudi"), df, write)
+
+    root = hudi_written(f"evolved-{table_type}", [Path(__file__)], [HUDI_0_15], evolve, tmp_path)
+    path = str(root / "evolved_by_hudi")
     fields = {f.name: f.dataType.simpleString() for f in pyhudi.read(spark, path).schema}
     assert fields["qty"] == "bigint" and fields["extra"] == "double"
     assert_readers_agree(
