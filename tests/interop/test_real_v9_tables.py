@@ -96,11 +96,20 @@ def test_lance_table_without_pylance_is_an_error_naming_the_extra(spark, hudi_ta
     assert "pyhudi[lance]" in str(caught.value) and "LANCE" in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["cow__v9_txns_simple_nometa", "mor_avro__v9_txns_simple_meta"])
-def test_pyhudi_writes_a_v9_table_with_its_metadata_table(spark, hudi_tables, tmp_path, name):
+@pytest.mark.parametrize(
+    ("name", "partitions"),
+    [
+        ("cow__v9_txns_simple_nometa", "column_stats,files,partition_stats"),
+        ("mor_avro__v9_txns_simple_meta", "column_stats,files,partition_stats,record_index"),
+    ],
+)
+def test_pyhudi_writes_a_v9_table_with_its_metadata_table(
+    spark, hudi_tables, tmp_path, name, partitions
+):
     """The metadata table of a Hudi 1.x table is written on (created where there was none): its
     `files` partition lists exactly the files on storage, and it has (or keeps) Hudi 1.2's
-    default index partitions, `column_stats` and `partition_stats`."""
+    default index partitions, `column_stats` and `partition_stats`, and keeps a record index
+    Hudi built."""
     copy = tmp_path / "v9"
     shutil.copytree(hudi_tables[name], copy)
     df = pyhudi.read(spark, str(copy)).drop(*META)
@@ -108,7 +117,7 @@ def test_pyhudi_writes_a_v9_table_with_its_metadata_table(spark, hudi_tables, tm
     result = pyhudi.write(df.limit(3), str(copy), {"hoodie.datasource.write.operation": "upsert"})
     props = pyhudi.HudiTable(str(copy)).properties
     assert props["hoodie.table.version"] == "9"
-    assert props["hoodie.table.metadata.partitions"] == "column_stats,files,partition_stats"
+    assert props["hoodie.table.metadata.partitions"] == partitions
     mdt = copy / ".hoodie" / "metadata"
     assert (mdt / ".hoodie" / "hoodie.properties").read_text().count("hoodie.table.version=9") == 1
     own_logs = list((mdt / "files").glob(f".files-0000-0_{result.instant_time}.log.1_*"))

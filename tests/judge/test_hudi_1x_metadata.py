@@ -241,3 +241,40 @@ def test_pyhudi_writes_the_metadata_table_of_1x_tables_as_hudi_1_2(
     assert list((mdt / ".hoodie" / "timeline" / "history").glob("*.parquet"))
     assert validate(path).ok
     _assert_files_listed(hudi_1_2, path, name)
+
+
+def test_pyhudi_writes_bloom_filters_and_the_record_index_at_v9(spark, hudi_1_2, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With bloom filters and the record index on, a v9 merge-on-read table gets Hudi 1.2's five
+    metadata partitions and the record index's definition; Hudi 1.2 tags its upsert by pyhudi's
+    record index (a wrong or missing key would duplicate a row) and pyhudi tags its own by
+    Hudi's after it; both read the same rows and pyhudi's checks find the indexes exact."""
+    path = str(tmp_path / "ri_v9")
+    indexes = {
+        "hoodie.metadata.index.bloom.filter.enable": "true",
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.index.type": "RECORD_INDEX",
+    }
+    options = base_options("ri_v9", "MERGE_ON_READ", **indexes)
+    upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
+    first = {**options, "hoodie.write.table.version": "9"}
+    pyhudi.write(all_types_frame(spark, range(12), 1, "a"), path, first)
+    pyhudi.write(all_types_frame(spark, range(8, 16), 2, "b"), path, upsert)
+    props = pyhudi.HudiTable(path).properties
+    assert props["hoodie.table.metadata.partitions"] == (
+        "bloom_filters,column_stats,files,partition_stats,record_index"
+    )
+    index_json = json.loads(
+        (tmp_path / "ri_v9" / ".hoodie" / ".index_defs" / "index.json").read_text()
+    )
+    assert list(index_json["indexDefinitions"]) == ["record_index", "column_stats"]  # Hudi's order
+    assert index_json["indexDefinitions"]["record_index"]["indexOptions"] == {
+        "isPartitioned": "false"
+    }
+    assert validate(path).ok
+
+    hudi = {**upsert, "hoodie.write.auto.upgrade": "false"}
+    hudi_1_2.write(path, all_types_frame(spark, range(14, 20), 3, "h"), hudi)
+    pyhudi.write(all_types_frame(spark, range(18, 22), 4, "p"), path, upsert)
+    report = validate(path)
+    assert report.ok, [str(d) for d in report.differences]
+    assert assert_readers_agree(spark, hudi_1_2, path, "v9 record index", only=("snapshot",)) == 22

@@ -40,9 +40,6 @@ def _options_without_partitioning(**extra: str) -> dict[str, str]:
         {"hoodi.datasource.write.operation": "insert"},
         {"hoodie.write.table.version": "7"},
         {"hoodie.table.cdc.enabled": "true"},
-        # version 9: pyhudi writes no bloom_filters partition there
-        {"hoodie.write.table.version": "9", "hoodie.metadata.index.bloom.filter.enable": "true"},
-        {"hoodie.write.table.version": "8", "hoodie.index.type": "RECORD_INDEX"},
     ],
 )
 def test_pyhudi_write_refuses_before_creating_the_table(spark, tmp_path, extra):

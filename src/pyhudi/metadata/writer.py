@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyhudi.codec.metadata_hfile import file_list_record, partition_list_record
+from pyhudi.codec.metadata_keys import java_string_hash
 from pyhudi.codec.metadata_records import MetadataRecord
 from pyhudi.config import archival as archival_keys
 from pyhudi.config import merge as merge_keys
@@ -122,12 +123,13 @@ def maintains_metadata_table(ctx: TableContext, options: Mapping[str, str]) -> b
 
 
 def maintained_partitions(ctx: TableContext, options: Mapping[str, str]) -> tuple[str, ...]:
-    """The metadata partitions a write with `options` keeps (the others are disabled); versions 8
-    and 9: `files`, `column_stats` and `partition_stats` (`resolve_write_config` refuses asking
-    for bloom filters or the record index there)."""
+    """The metadata partitions a write with `options` keeps (the others are disabled), in the
+    order they initialise (versions 8 and 9: Hudi 1.2's, `partition_stats` last)."""
     keep = [FILES_PARTITION]
     keep += [COLUMN_STATS_PARTITION] if maintains_column_stats(ctx, options) else []
-    if ctx.config.version >= 8:  # bloom filters and the record index: refused by the config
+    if ctx.config.version >= 8:  # Hudi 1.2's order (`MetadataPartitionType`): init instants
+        keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
+        keep += [RECORD_INDEX_PARTITION] if maintains_record_index(ctx, options) else []
         keep += [PARTITION_STATS_PARTITION] if maintains_partition_stats(ctx, options) else []
         return tuple(keep)
     keep += [BLOOM_FILTERS_PARTITION] if maintains_bloom_filters(ctx, options) else []
@@ -183,7 +185,7 @@ def _index_updates(
 ) -> list[GroupWrite]:
     """The `column_stats`, `bloom_filters` and `record_index` changes of a data instant."""
     groups: list[GroupWrite] = []
-    if ctx.config.version >= 8 and COLUMN_STATS_PARTITION in keep:
+    if ctx.config.version >= 8 and COLUMN_STATS_PARTITION in keep:  # partition stats need it
         written = written_files_column_stats(ctx, commit, options, results)
         count = _file_group_count(ctx, COLUMN_STATS_PARTITION)
         groups += [g for g in column_stats_groups(written, count) if g.records]
@@ -346,7 +348,13 @@ def initialise_index_partition(
 def _initialise_index_partition_1x(
     ctx: TableContext, name: str, options: Mapping[str, str], commit: CommitMetadata | None
 ) -> str:
-    if name not in (COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION):
+    known = (
+        COLUMN_STATS_PARTITION,
+        BLOOM_FILTERS_PARTITION,
+        RECORD_INDEX_PARTITION,
+        PARTITION_STATS_PARTITION,
+    )
+    if name not in known:
         raise UnsupportedOperationError(
             f"pyhudi does not write the {name} partition of a version {ctx.config.version} "
             "metadata table"
@@ -362,6 +370,10 @@ def _initialise_index_partition_1x(
     if name == COLUMN_STATS_PARTITION:
         listed = committed_data_files(ctx.view(), None)
         groups = initial_column_stats(ctx, options, listed, columns)
+    elif name == BLOOM_FILTERS_PARTITION:
+        groups = initial_bloom_filters(ctx, options, committed_data_files(ctx.view(), None))
+    elif name == RECORD_INDEX_PARTITION:
+        groups = initial_record_index(ctx, options)
     else:
         stored = list(MetadataTable.open(ctx).records(COLUMN_STATS_PARTITION).values())
         count = max(1, mkeys.PARTITION_STATS_FILE_GROUP_COUNT.get(options))
@@ -369,6 +381,8 @@ def _initialise_index_partition_1x(
     write_base_groups(mdt, init_time, groups)
     if name == COLUMN_STATS_PARTITION:
         register_index_definition(ctx, COLUMN_STATS_PARTITION, column_stats_definition(columns))
+    elif name == RECORD_INDEX_PARTITION:
+        register_index_definition(ctx, RECORD_INDEX_PARTITION, RECORD_INDEX_DEFINITION)
     partitions = ",".join(sorted({*ctx.config.metadata_partitions, name}))
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: partitions, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}
@@ -468,13 +482,35 @@ def register_index_definition(ctx: TableContext, name: str, definition: Mapping[
         document = json.loads(ctx.storage.read_bytes(path))
     definitions = dict(document.get("indexDefinitions") or {})
     definitions[name] = dict(definition)
-    document["indexDefinitions"] = definitions
+    document["indexDefinitions"] = {k: definitions[k] for k in _java_hash_map_order(definitions)}
     folder, file_name = posixpath.split(path)
     ctx.storage.delete(posixpath.join(folder, f".{file_name}.crc"))
     ctx.storage.delete(path)
     ctx.storage.write_bytes(path, jackson_pretty_json(document).encode("utf-8"))
     if ctx.config.props.get(INDEX_DEFS_PATH_KEY) != relative:
         ctx.update_properties({INDEX_DEFS_PATH_KEY: relative})
+
+
+#: Hudi 1.2's definition of the (global) record index in `index.json`.
+RECORD_INDEX_DEFINITION: dict[str, Any] = {
+    "indexName": RECORD_INDEX_PARTITION,
+    "indexType": RECORD_INDEX_PARTITION,
+    "indexFunction": "",
+    "sourceFields": [],
+    "indexOptions": {"isPartitioned": "false"},
+    "version": "V1",
+}
+
+
+def _java_hash_map_order(names: Sequence[str] | Mapping[str, Any]) -> list[str]:
+    """`names` in the order a small Java `HashMap` iterates them (Hudi's definitions map, as
+    Jackson writes it): by bucket of the spread `String.hashCode`, then as inserted."""
+
+    def bucket(name: str) -> int:
+        h = java_string_hash(name) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & 15
+
+    return sorted(names, key=bucket)
 
 
 def drop_index_definitions(ctx: TableContext, names: Sequence[str]) -> None:

@@ -12,7 +12,6 @@ from pyhudi.config import clustering as clustering_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import merge as merge_keys
-from pyhudi.config import metadata as metadata_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
 from pyhudi.config.index import IndexType
@@ -230,8 +229,6 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
             f"{clustering_keys.BUCKET_REFUSAL}; turn it off"
         )
     table_version = _table_version(o, table)
-    if table_version >= 8:
-        _check_metadata_partitions_1x(o, table_version)
     ordering = _ordering_fields(options, o, table, table_version)
     payload_class = _payload_class(o, table, table_version, ordering)
     return WriteConfig(
@@ -255,30 +252,6 @@ def resolve_write_config(options: Mapping[str, str], table: TableConfig | None) 
         extra_metadata=_extra_metadata(o),
         table_version=table_version,
     )
-
-
-#: Metadata partitions pyhudi does not write at table versions 8 and 9 yet: their switches.
-_INDEXES_NOT_WRITTEN_1X = (
-    metadata_keys.BLOOM_FILTER_ENABLE.key,
-    metadata_keys.RECORD_INDEX_ENABLE.key,
-)
-
-
-def _check_metadata_partitions_1x(o: Mapping[str, str], version: int) -> None:
-    """Versions 8 and 9: pyhudi writes the metadata table's `files`, `column_stats` and
-    `partition_stats` partitions; a write asking for bloom filters or the record index is refused
-    before anything is written."""
-    if not metadata_keys.METADATA_ENABLE.get(o):
-        return
-    asked = [k for k in _INDEXES_NOT_WRITTEN_1X if str(o.get(k, "")).strip().lower() == "true"]
-    if index_keys.index_type(o) is IndexType.RECORD_INDEX:
-        asked.append(f"{index_keys.INDEX_TYPE.key}={IndexType.RECORD_INDEX.value}")
-    if asked:
-        raise ConfigError(
-            f"pyhudi writes the files, column_stats and partition_stats partitions of a table "
-            f"version {version} metadata table; {', '.join(asked)} asks for more: leave it unset "
-            "(Hudi 1.x builds its indexes on its own next write)"
-        )
 
 
 def _table_version(o: Mapping[str, str], table: TableConfig | None) -> int:
