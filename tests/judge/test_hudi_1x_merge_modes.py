@@ -14,7 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 import pyhudi
 from tests.judge.agreement import assert_readers_agree
-from tests.judge.client import Judge
+from tests.judge.cached import hudi_written
+from tests.judge.client import HUDI_1_2, Judge
 from tests.judge.compare import HUDI_READ, assert_same_read, hudi_frame
 
 SCHEMA = "id string, part string, a long, b long, v string, _hoodie_is_deleted boolean"
@@ -84,7 +85,7 @@ def _merge_properties(path: str) -> dict[str, str]:
 def test_pyhudi_and_hudi_1_2_merge_alike_and_continue_each_other(
     spark, hudi_1_2: Judge, tmp_path: Path, version: str, mode: str, table_type: str
 ) -> None:  # type: ignore[no-untyped-def]
-    ours, theirs = str(tmp_path / "pyhudi"), str(tmp_path / "hudi")
+    ours = str(tmp_path / "pyhudi")
     create = {
         "hoodie.write.table.version": version,
         "hoodie.write.record.merge.mode": mode,
@@ -92,12 +93,18 @@ def test_pyhudi_and_hudi_1_2_merge_alike_and_continue_each_other(
     }
     hudi_keeps = {"hoodie.write.table.version": version, "hoodie.write.auto.upgrade": "false"}
     second = SECOND + (DUPLICATES if mode == "EVENT_TIME_ORDERING" else [])
+
+    def hudi_writes(root: Path) -> None:  # Hudi's table of the same two writes
+        for number, rows in enumerate((FIRST, second)):
+            extra = create if number == 0 else {}
+            hudi = {**_options("theirs", table_type), **hudi_keeps, **extra}
+            hudi_1_2.write(str(root / "hudi"), _frame(spark, rows), hudi)
+
+    key = f"merge-modes-{version}-{mode}-{table_type}"
+    theirs = str(hudi_written(key, [Path(__file__)], [HUDI_1_2], hudi_writes, tmp_path) / "hudi")
     for number, rows in enumerate((FIRST, second)):
         extra = create if number == 0 else {}
-        options = {**_options("ours", table_type), **extra}
-        pyhudi.write(_frame(spark, rows), ours, options)
-        hudi = {**_options("theirs", table_type), **hudi_keeps, **extra}
-        hudi_1_2.write(theirs, _frame(spark, rows), hudi)
+        pyhudi.write(_frame(spark, rows), ours, {**_options("ours", table_type), **extra})
 
     recorded = _merge_properties(theirs)
     assert recorded["hoodie.record.merge.mode"] == mode
