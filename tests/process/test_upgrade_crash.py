@@ -17,8 +17,10 @@ import pytest
 from tests.helpers.fixtures import unzip_table
 
 import pyhudi
+from pyhudi.codec.archived_entry import decode_archive_log
 from pyhudi.codec.avro_schemas import decode_container
 from pyhudi.table.context import TableContext
+from pyhudi.table.downgrade import ARCHIVE_MARKER
 from pyhudi.table.faults import FAULT_MARK_ENV, FAULT_POINT_ENV
 
 #: (upgrade.after_compaction: before anything changed, on this copy-on-write table)
@@ -36,10 +38,25 @@ DOWNGRADE_POINTS = [
 
 
 def _upgrade(
-    path: Path, env: dict[str, str] | None = None, *, action: str = "upgrade", to: int = 9
+    path: Path,
+    env: dict[str, str] | None = None,
+    *,
+    action: str = "upgrade",
+    to: int = 9,
+    extra: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pyhudi", "table", action, str(path), "--to", str(to)],
+        [
+            sys.executable,
+            "-m",
+            "pyhudi",
+            "table",
+            action,
+            str(path),
+            "--to",
+            str(to),
+            *(extra or []),
+        ],
         env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
@@ -152,3 +169,41 @@ def test_an_upgrade_killed_while_moving_the_archive_reads_at_version_6(tmp_path:
         upgraded = pyhudi.HudiTable(str(table))
         assert [(i.time, i.action) for i in upgraded.archived_timeline()] == archived
         assert _rows(table).equals(rows)
+
+
+def test_a_downgrade_killed_while_writing_the_archive_reads_at_version_9(tmp_path: Path) -> None:
+    """Killed after the first archive file the LSM history's instants go to (a batch of one): still
+    version 9 with its history; the next run deletes that file (its marker recorded the highest
+    version before it) and writes every instant once."""
+    path = unzip_table("cow__v6_simplekeygen_nonhivestyle_overwritetable", tmp_path / "killed")
+    archive = {"hoodie.keep.min.commits": "1", "hoodie.keep.max.commits": "2"}
+    pyhudi.HudiTable(str(path)).archive.run({**archive, "hoodie.cleaner.commits.retained": "0"})
+    pyhudi.upgrade_table(str(path), 9)
+    archived = [(i.time, i.action) for i in pyhudi.HudiTable(str(path)).archived_timeline()]
+    assert len(archived) == 2
+    folder = path / ".hoodie" / "archived"
+    old = sorted(p.name for p in folder.iterdir())  # the upgrade leaves the v6 archive
+    instants, rows = _instants(path), _rows(path)
+
+    mark = tmp_path / "mark"
+    point = "downgrade.after_archive_file"
+    env = {FAULT_POINT_ENV: point, FAULT_MARK_ENV: str(mark)}
+    batch = ["-o", "hoodie.commits.archival.batch=1"]
+    done = _upgrade(path, env, action="downgrade", to=6, extra=batch)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert mark.read_text().split()[0] == point
+    assert TableContext.open(str(path)).config.version == 9
+    written = sorted(p.name for p in folder.iterdir() if p.name not in old)
+    assert written == [f".commits_.archive.{len(old) + 1}_1-0-1", ARCHIVE_MARKER], written
+    assert [(i.time, i.action) for i in pyhudi.HudiTable(str(path)).archived_timeline()] == archived
+    assert _instants(path) == instants and _rows(path).equals(rows)
+
+    assert _upgrade(path, action="downgrade", to=6, extra=batch).returncode == 0
+    assert TableContext.open(str(path)).config.version == 6
+    written = sorted(p.name for p in folder.iterdir() if p.name not in old)
+    assert written == [f".commits_.archive.{len(old) + k}_1-0-1" for k in (1, 2)], written
+    entries = [e for name in written for e in decode_archive_log((folder / name).read_bytes())]
+    assert [e["commitTime"] for e in entries] == sorted(t for t, _ in archived)
+    assert [(i.time, i.action) for i in pyhudi.HudiTable(str(path)).archived_timeline()] == archived
+    assert [i[:2] for i in _instants(path)] == [i[:2] for i in instants]
+    assert _rows(path).equals(rows)

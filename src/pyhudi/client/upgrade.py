@@ -14,11 +14,12 @@ from pyhudi.config import write as write_keys
 from pyhudi.config.archival import ArchivalConfig
 from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.metadata.writer import commit_rollback_to_metadata_table
-from pyhudi.services.archival.migrate import migrate_archived_timeline
+from pyhudi.services.archival.migrate import downgrade_lsm_history, migrate_archived_timeline
 from pyhudi.services.compaction.execute import execute_compaction, schedule_compaction
 from pyhudi.table.context import TableContext
 from pyhudi.table.downgrade import (
     check_downgrade,
+    delete_archive_marker,
     delete_layout_2_timeline,
     finish_downgrade,
     leftover_layout_2_files,
@@ -100,13 +101,20 @@ def downgrade_table(
     if ctx.config.version == to_version:
         if leftover_layout_2_files(ctx):
             delete_layout_2_timeline(ctx)
+        if to_version == 6:
+            delete_archive_marker(ctx)
         return UpgradeResult(to_version, to_version)
     check_downgrade(ctx, to_version)
     from_version = ctx.config.version
+    archival = ArchivalConfig.from_options(options)
     with write_scope_lock(ctx.uri, options):
         rolled, compaction = _roll_back_and_compact(spark, ctx.reload(), options)
         with table_transaction(ctx, options):
-            deleted, moved = finish_downgrade(ctx.reload(), to_version)
+            # The count of instants written as archive files is logged: `UpgradeResult` words
+            # `archived_instants` as moved into the LSM history.
+            deleted, moved, _ = finish_downgrade(
+                ctx.reload(), to_version, lambda c: downgrade_lsm_history(c, archival)
+            )
     return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved)
 
 

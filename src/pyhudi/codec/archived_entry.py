@@ -109,12 +109,17 @@ ArchivedMetadata = CommitMetadata | dict[str, Any] | None
 #: entries as generic records and casts their strings), and its clean metadata has
 #: `extraMetadata`.
 ARCHIVED_ENTRY_WRITTEN = "written-0.15/HoodieArchivedMetaEntry.json"
+#: The same as Hudi 1.2 writes it (`TimelineArchiverV1.flushArchiveEntries`, when its downgrade to
+#: version 6 turns the LSM history back into archive files): its members are Hudi 1.2's records
+#: (a write stat has `numUpdates`, `totalLogReadTimeMs`, ...).
+ARCHIVED_ENTRY_WRITTEN_1X = "written-1.2/HoodieArchivedMetaEntry.json"
 
 
 @cache
-def archived_entry_schema_json() -> str:
-    """The `HoodieArchivedMetaEntry` writer schema as JSON (the SCHEMA header of every block)."""
-    entry = resources.files("pyhudi.codec").joinpath("avsc", *ARCHIVED_ENTRY_WRITTEN.split("/"))
+def archived_entry_schema_json(written: str = ARCHIVED_ENTRY_WRITTEN) -> str:
+    """The `HoodieArchivedMetaEntry` writer schema as JSON (the SCHEMA header of every block):
+    Hudi 0.15's text, or the one `written` names (`ARCHIVED_ENTRY_WRITTEN_1X`)."""
+    entry = resources.files("pyhudi.codec").joinpath("avsc", *written.split("/"))
     return entry.read_text(encoding="utf-8")
 
 
@@ -289,11 +294,15 @@ def _stat_from_avro(data: Mapping[str, Any]) -> WriteStat:
 # ---- archive log files -----------------------------------------------------------------------
 
 
-def encode_archive_log(entries: Iterable[Mapping[str, Any]], *, batch_size: int = 10) -> bytes:
-    """The bytes of a new archive file: one AVRO_DATA_BLOCK per `batch_size` entries."""
+def encode_archive_log(
+    entries: Iterable[Mapping[str, Any]], *, batch_size: int = 10, schema_json: str | None = None
+) -> bytes:
+    """The bytes of a new archive file: one AVRO_DATA_BLOCK per `batch_size` entries, written
+    with `schema_json` (Hudi 0.15's `HoodieArchivedMetaEntry` text when None)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    schema_json = archived_entry_schema_json()
+    if schema_json is None:
+        schema_json = archived_entry_schema_json()
     header = {HeaderMetadataType.SCHEMA: schema_json}
     items = list(entries)
     blocks = []

@@ -13,14 +13,15 @@ handlers do (`NineToEightDowngradeHandler`, `EightToSevenDowngradeHandler`,
 As for upgrades (`pyhudi.table.upgrade`), pyhudi writes the layout-1 files beside the layout-2
 ones, switches `hoodie.properties`, then deletes the layout-2 files: a SIGKILL leaves a table
 readable at one version or the other. The metadata table is deleted and rebuilt by the next
-write (Hudi downgrades it in place). A table whose LSM history holds archived instants is refused
-(Hudi rewrites them as a version-6 archive).
+write (Hudi downgrades it in place). The instants of the LSM history are written as version-6
+archive files before the switch (`pyhudi.services.archival.migrate.downgrade_lsm_history`, passed
+in by the write client); the history itself stays, as Hudi leaves it.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pyhudi.codec.commit_metadata import decode_commit_metadata, encode_commit_metadata
 from pyhudi.codec.file_names import instant_file_name, parse_instant_file
@@ -49,6 +50,10 @@ _PAYLOAD_OF_MODE = {
     "EVENT_TIME_ORDERING": DEFAULT_PAYLOAD,
     "COMMIT_TIME_ORDERING": OVERWRITE_PAYLOAD,
 }
+#: In `.hoodie/archived/` while a downgrade writes archive files: the highest archive version
+#: before them (a rerun deletes the later ones). No reader lists it: not a log file name.
+ARCHIVE_MARKER = ".pyhudi-downgrade"
+_ARCHIVE_FOLDER = "archived"
 
 
 def check_downgrade(ctx: TableContext, to_version: int) -> None:
@@ -59,32 +64,38 @@ def check_downgrade(ctx: TableContext, to_version: int) -> None:
             f"{ctx.uri} is at table version {version}: pyhudi downgrades version 9 to 8 or 6 and "
             f"version 8 to 6, not {version} to {to_version}"
         )
-    if to_version == 6:
-        history = posixpath.join(ctx.meta_path, LAYOUT_2_FOLDER, "history")
-        if ctx.storage.is_dir(history) and any(True for _ in ctx.storage.walk_files(history)):
-            raise UnsupportedOperationError(
-                f"{ctx.uri} has archived instants (.hoodie/timeline/history): downgrading to "
-                "version 6 rewrites them as a version-6 archive, which pyhudi does not do yet; "
-                "downgrade this table with Apache Hudi 1.2 (CALL downgrade_table)"
-            )
 
 
-def finish_downgrade(ctx: TableContext, to_version: int) -> tuple[bool, int]:
+def finish_downgrade(
+    ctx: TableContext,
+    to_version: int,
+    history: Callable[[TableContext], int] | None = None,
+) -> tuple[bool, int, int]:
     """Steps 2 and 3 (failed writes rolled back and log files compacted by the caller, under the
-    table's write lock). Returns (metadata table deleted, timeline files moved)."""
+    table's write lock); to version 6, `history(ctx)` first writes the LSM history's instants as
+    archive files (a history it cannot convert fails before anything changed). Returns (metadata table deleted, timeline files moved,
+    archived instants written)."""
     check_downgrade(ctx, to_version)
     changes = downgraded_properties(ctx.config.props, to_version)
     if to_version == 8:
         ctx.update_properties(changes)
-        return False, 0
+        return False, 0, 0
+    archived = history(ctx) if history is not None else 0
     deleted = delete_metadata_table(ctx)
     moved = _write_layout_1_timeline(ctx)
     fault_point("downgrade.after_timeline_written")
     ctx.update_properties(changes)
     fault_point("downgrade.after_properties")
     delete_layout_2_timeline(ctx)
+    delete_archive_marker(ctx)
     ctx.reload()
-    return deleted, moved
+    return deleted, moved, archived
+
+
+def delete_archive_marker(ctx: TableContext) -> bool:
+    """Delete the marker of a downgrade writing archive files (`ARCHIVE_MARKER`), once the table
+    is at version 6 (or back at 8/9 by an upgrade): nothing is left to undo."""
+    return ctx.storage.delete(posixpath.join(ctx.meta_path, _ARCHIVE_FOLDER, ARCHIVE_MARKER))
 
 
 def downgraded_properties(props: Mapping[str, str], to_version: int) -> dict[str, str | None]:
@@ -163,8 +174,10 @@ def leftover_layout_2_files(ctx: TableContext) -> bool:
 
 
 __all__ = [
+    "ARCHIVE_MARKER",
     "DOWNGRADE_TARGETS",
     "check_downgrade",
+    "delete_archive_marker",
     "delete_layout_2_timeline",
     "downgraded_properties",
     "finish_downgrade",
