@@ -282,6 +282,17 @@ def test_pyhudi_writes_bloom_filters_and_the_record_index_at_v9(spark, hudi_1_2,
     assert index_json["indexDefinitions"]["record_index"]["indexOptions"] == {
         "isPartitioned": "false"
     }
+    assert (
+        index_json["indexDefinitions"]["column_stats"]["sourceFields"] == HUDI_1_2_INDEXED_COLUMNS
+    )
+    mdt = tmp_path / "ri_v9" / ".hoodie" / "metadata"
+    for group, init_at in (  # Hudi 1.2's initialisation order (its reference table)
+        ("column_stats/.col-stats-0000-0", "00000000000000001"),
+        ("bloom_filters/.bloom-filters-0000-0", "00000000000000002"),
+        ("record_index/.record-index-0000-0", "00000000000000003"),
+        ("partition_stats/.partition-stats-0000-0", "00000000000000004"),
+    ):
+        assert (mdt / f"{group}_{init_at}.log.1_0-0-0").exists(), group
     assert validate(path).ok
 
     hudi = {**upsert, "hoodie.write.auto.upgrade": "false"}

@@ -229,7 +229,12 @@ def ensure_record_index(ctx: TableContext, options: Mapping[str, str]) -> None:
         return
     if FILES_PARTITION not in ctx.config.metadata_partitions or not metadata_table_readable(ctx):
         initialise_metadata_table(ctx)
-    drop_unmaintained_partitions(ctx, maintained_partitions(ctx, options))
+    keep = maintained_partitions(ctx, options)
+    drop_unmaintained_partitions(ctx, keep)
+    if ctx.config.version >= 8:  # Hudi 1.2 builds them in its order, the ones before it first
+        for name in keep[1 : keep.index(RECORD_INDEX_PARTITION)]:
+            if name not in ctx.config.metadata_partitions:
+                initialise_index_partition(ctx, name, options)  # columns: the table's schema
     initialise_index_partition(ctx, RECORD_INDEX_PARTITION, options)
 
 
