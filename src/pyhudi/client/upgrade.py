@@ -110,12 +110,10 @@ def downgrade_table(
     with write_scope_lock(ctx.uri, options):
         rolled, compaction = _roll_back_and_compact(spark, ctx.reload(), options)
         with table_transaction(ctx, options):
-            # The count of instants written as archive files is logged: `UpgradeResult` words
-            # `archived_instants` as moved into the LSM history.
-            deleted, moved, _ = finish_downgrade(
+            deleted, moved, archived = finish_downgrade(
                 ctx.reload(), to_version, lambda c: downgrade_lsm_history(c, archival)
             )
-    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved)
+    return UpgradeResult(from_version, to_version, rolled, compaction, deleted, moved, archived)
 
 
 def _roll_back_and_compact(

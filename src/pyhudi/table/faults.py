@@ -28,9 +28,12 @@ The metadata table's compaction: `metadata_compaction.after_requested`, `.after_
 `.after_base_files`, `.after_commit`. Archival: `archival.after_pending_files_deleted`, and on
 versions 8/9 the LSM history's steps (`pyhudi.services.archival.lsm`). Upgrades
 (`pyhudi.table.upgrade`): `upgrade.after_compaction`, `.before_metadata_table_deleted`,
-`.during_timeline` (after each layout-2 file), `.after_timeline_written`, `.after_properties`;
+`.during_timeline` (after each layout-2 file), `.after_timeline_written`, `.after_properties`
+(an archived timeline moving into the LSM history passes the history's steps);
 downgrades (`pyhudi.table.downgrade`): `downgrade.during_timeline`, `.after_timeline_written`,
-`.after_properties` (and `upgrade.after_compaction`, their shared first step).
+`.after_properties` (and `upgrade.after_compaction`, their shared first step), and
+`downgrade.after_archive_file` after each archive file the LSM history becomes
+(`pyhudi.services.archival.migrate`).
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class UpgradeResult:
     compaction: str | None = None
     metadata_table_deleted: bool = False
     timeline_files: int = 0
-    archived_instants: int = 0  # moved from the archived timeline into the LSM history
+    archived_instants: int = 0  # moved between the archived timeline and the LSM history
 
     def __str__(self) -> str:
         verb = "upgraded" if self.to_version >= self.from_version else "downgraded"
@@ -109,7 +109,8 @@ class UpgradeResult:
         if self.metadata_table_deleted:
             parts.append("metadata table deleted (rebuilt by the next write)")
         if self.archived_instants:
-            parts.append(f"{self.archived_instants} archived instants moved to the LSM history")
+            into = "the LSM history" if self.to_version >= 8 else "archive files"
+            parts.append(f"{self.archived_instants} archived instants moved to {into}")
         return "; ".join(parts)
 
 
