@@ -217,11 +217,13 @@ def test_upgrade_moves_the_archived_timeline_into_the_lsm_history_as_hudi_1_2(
     assert [(e["commitTime"], e["actionType"], e["stateTransitionTime"]) for e in mine] == [
         (row[0], row[2], row[1]) for row in rows
     ]
-    # Hudi's ArchiveEntryFlusher drops the entry that arrives when its batch is full (the 11th of
-    # these 11, docs/table-versions.md): pyhudi keeps it; all else alike, member by member.
+    # Hudi's ArchiveEntryFlusher drops the entry that arrives when its batch is full (the 11th it
+    # loads, docs/table-versions.md; its load order of the history files varies from run to run):
+    # pyhudi keeps it; every entry Hudi wrote equals pyhudi's of that instant, member by member.
     assert len(rows) == 11 and hudis_new == new[:1]
-    assert hudis == mine[:10]
-    assert mine[10]["commitTime"] not in {e["commitTime"] for e in hudis}
+    by_time = {e["commitTime"]: e for e in mine}
+    assert len(hudis) == 10 and all(e == by_time[e["commitTime"]] for e in hudis)
+    assert len(by_time.keys() - {e["commitTime"] for e in hudis}) == 1
     assert any(e["hoodieCompactionPlan"] for e in mine) and any(
         e["hoodieCleanMetadata"] for e in mine
     )
