@@ -26,7 +26,7 @@ _AVRO_MAGIC = b"Obj\x01"
 _STAT_FIELDS = (
     ("fileId", "file_id"),
     ("path", "path"),
-    ("cdcStats", None),
+    ("cdcStats", "cdc_stats"),
     ("prevCommit", "prev_commit"),
     ("numWrites", "num_writes"),
     ("numDeletes", "num_deletes"),
@@ -161,7 +161,7 @@ def stat_to_avro(stat: WriteStat) -> dict[str, Any]:
         "logOffset": stat.log_offset,
         "baseFile": stat.base_file,
         "logFiles": list(stat.log_files) if stat.log_files is not None else None,
-        "cdcStats": None,
+        "cdcStats": dict(stat.cdc_stats) if stat.cdc_stats else None,
         "prevBaseFile": None,
         "minEventTime": stat.min_event_time,
         "maxEventTime": stat.max_event_time,

@@ -39,6 +39,8 @@ class WriteStat:
     log_offset: int | None = None
     base_file: str | None = None
     log_files: tuple[str, ...] | None = None
+    #: CDC log files this write wrote for the file group: relative path -> size (§3.5).
+    cdc_stats: Mapping[str, int] | None = None
 
     @property
     def is_delta(self) -> bool:
