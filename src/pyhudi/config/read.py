@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyhudi.config.options import boolean, choice, string
+from pyhudi.config.options import boolean, choice, integer, string
 
 QUERY_TYPE = choice(
     "hoodie.datasource.query.type",
@@ -51,4 +51,42 @@ DATA_SKIPPING = boolean(
     "hoodie.enable.data.skipping",
     False,
     "Skip file slices whose column stats (metadata table) prove no row matches the read's filters.",
+)
+
+# ---- streaming reads (`spark.readStream.format("hudi")`, `pyhudi.spark.stream_source`) ---------
+STREAMING_START_OFFSET = string(
+    "hoodie.datasource.streaming.startOffset",
+    "earliest",
+    "Streaming reads: where a new stream (no checkpoint yet) starts: `earliest` (every commit of "
+    "the active timeline), `latest` (only commits that complete after it starts), or an instant "
+    "time: the commits after it (a completion time at table versions 8 and 9).",
+    "hoodie.datasource.streaming.startoffset",  # Spark lower-cases data source option keys
+)
+STREAMING_MAX_COMMITS = integer(
+    "hoodie.datasource.streaming.max.commits.per.batch",
+    None,
+    "Streaming reads: at most this many commits per micro-batch (default: all available). "
+    "pyhudi's key: Hudi's Spark streaming source has no rate limit. `availableNow` triggers "
+    "honour it, `once` triggers read everything.",
+)
+INCR_SKIP_COMPACT = boolean(
+    "hoodie.datasource.read.incr.skip_compact",
+    False,
+    "Streaming reads of merge-on-read tables: compaction commits are not read (they rewrite "
+    "records, keeping their commit times) and do not count toward the commit limit.",
+)
+INCR_SKIP_CLUSTER = boolean(
+    "hoodie.datasource.read.incr.skip_cluster",
+    False,
+    "Streaming reads: clustering commits are not read and do not count toward the commit limit.",
+)
+HOLLOW_COMMIT_POLICY = choice(
+    "hoodie.read.timeline.holes.resolution.policy",
+    None,
+    ("FAIL", "BLOCK", "USE_TRANSITION_TIME"),
+    "Streaming reads of table version 6, when a commit is still pending while later ones "
+    "completed: BLOCK (the streams' default, as Hudi 0.15) reads nothing past it until it "
+    "completes or is rolled back; FAIL stops the stream. USE_TRANSITION_TIME is not supported. "
+    "Versions 8 and 9 order commits by completion time, where no such hole exists. Batch "
+    "incremental reads do not check for hollow commits.",
 )

@@ -1,10 +1,11 @@
 """The `hudi` format for Spark's Python Data Source API.
 
 `spark.read.format("hudi").load(path)` plans like `pyhudi.read` and reads each file slice in a
-task with pyarrow. `df.write.format("hudi").options(...).mode("append"|"overwrite").save(path)`
-writes new file groups from each task and commits once on the driver; the Data Source API cannot
-run Spark jobs during a write, so operations that need an index lookup (a join) or a shuffle are
-refused with an error that names `pyhudi.write`. `mode("overwrite")` is `insert_overwrite_table`.
+task with pyarrow; `spark.readStream.format("hudi")` reads each commit once (`stream_source`).
+`df.write.format("hudi").options(...).mode("append"|"overwrite").save(path)` writes new file
+groups from each task and commits once on the driver; the Data Source API cannot run Spark jobs
+during a write, so operations that need an index lookup (a join) or a shuffle are refused with an
+error that names `pyhudi.write`. `mode("overwrite")` is `insert_overwrite_table`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
     EqualTo,
     Filter,
     GreaterThan,
@@ -44,6 +46,12 @@ from pyhudi.spark.catalog import (
     is_catalog_create,
 )
 from pyhudi.spark.errors import short_errors, short_errors_iter
+from pyhudi.spark.stream_source import (
+    HudiStreamReader,
+    cdc_spark_schema,
+    check_stream_options,
+    is_cdc,
+)
 from pyhudi.table.context import TableContext
 
 
@@ -80,6 +88,9 @@ class HudiDataSource(DataSource):
                 f"no Hudi table at {path}: write it first (pyhudi.write or "
                 "df.write.format('hudi')), then CREATE TABLE ... USING hudi LOCATION over it"
             )
+        check_stream_options(_plain(self.options))
+        if is_cdc(_plain(self.options)):
+            return cdc_spark_schema(path, _plain(self.options))
         ctx = TableContext.open(path)
         if not is_catalog_create(self.options):
             return spark_schema(plan_read(ctx, _plain(self.options)), output=True)
@@ -93,6 +104,11 @@ class HudiDataSource(DataSource):
         return self.reader_class(
             _path(self.options, binding), _plain(self.options, binding), schema
         )
+
+    @short_errors
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """`spark.readStream.format("hudi")`: each commit once, as incremental rows."""
+        return HudiStreamReader(_path(self.options), _plain(self.options), schema)
 
     @short_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
