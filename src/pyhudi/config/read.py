@@ -15,8 +15,8 @@ INCREMENTAL_FORMAT = choice(
     "hoodie.datasource.query.incremental.format",
     "latest_state",
     ("latest_state", "cdc"),
-    "Incremental rows: the latest state of changed records; `cdc` (change data capture) is not "
-    "supported (a ConfigError).",
+    "Incremental rows: the latest state of changed records, or `cdc`: each change (op, ts_ms, "
+    "before, after), docs/cdc.md.",
     upper=False,
 )
 AS_OF_INSTANT = string(

@@ -18,7 +18,6 @@ from pyhudi.config import compaction as compaction_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import merge as merge_keys
-from pyhudi.config import read as read_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
 from pyhudi.config.options import ConfigOption
@@ -33,7 +32,6 @@ class Scope(str, Enum):
 
 
 _WRITING = frozenset({Scope.WRITE, Scope.SERVICE})
-_READING = frozenset({Scope.READ})
 
 
 @dataclass(frozen=True)
@@ -112,14 +110,6 @@ RULES: tuple[ValueRule, ...] = (
         bool,
         "clustered records always keep their commit time (Hudi's default)",
         fatal=True,
-    ),
-    ValueRule(
-        read_keys.INCREMENTAL_FORMAT,
-        lambda v: v == "latest_state",
-        "pyhudi does not read change-data-capture queries (incremental reads return the latest "
-        "state of the changed records)",
-        fatal=True,
-        scopes=_READING,
     ),
     # Harmless: the data written and read are the same either way.
     ValueRule(

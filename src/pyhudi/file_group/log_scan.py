@@ -34,7 +34,9 @@ from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ
 from pyhudi.model.enums import CommandBlockType, HeaderMetadataType, LogBlockType
 from pyhudi.storage import Storage
 
-_DATA = (LogBlockType.AVRO_DATA_BLOCK, LogBlockType.PARQUET_DATA_BLOCK, LogBlockType.CDC_DATA_BLOCK)
+#: CDC blocks are not data: they live in `.cdc` log files, which record readers skip (§3.5).
+CDC_SUFFIX = ".cdc"
+_DATA = (LogBlockType.AVRO_DATA_BLOCK, LogBlockType.PARQUET_DATA_BLOCK)
 DATA_AND_DELETE = frozenset((*_DATA, LogBlockType.DELETE_BLOCK))
 #: What the metadata table's log files hold.
 HFILE_AND_DELETE = frozenset((LogBlockType.HFILE_DATA_BLOCK, LogBlockType.DELETE_BLOCK))
@@ -73,6 +75,8 @@ def queued_blocks(
     (`read_content=False`: headers only, the blocks' content cannot be read afterwards)."""
     queue: list[LocatedBlock] = []
     for path in log_paths:
+        if path.endswith(CDC_SUFFIX):
+            continue  # a file slice's CDC log (Hudi keeps it in the slice; readers skip it)
         with storage.open_input(path) as handle:
             for block in iter_blocks(handle, read_content=read_content):
                 if block.is_corrupt:

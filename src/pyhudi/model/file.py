@@ -43,6 +43,11 @@ class LogFile:
     def relative_path(self) -> str:
         return join_partition(self.partition_path, self.file_name)
 
+    @property
+    def is_cdc(self) -> bool:
+        """A change-data-capture log (`.cdc`): CDC blocks, not records of the file group."""
+        return self.suffix == ".cdc"
+
     def sort_key(self) -> tuple[str, int, str, str]:
         """Hudi's `LogFileComparator`: base instant, version, write token (nulls first), suffix."""
         return (self.base_instant_time, self.version, self.write_token or "", self.suffix)
@@ -60,7 +65,8 @@ class FileSlice:
 
     @property
     def has_log_files(self) -> bool:
-        return bool(self.log_files)
+        """Log files with records to merge (a slice's `.cdc` change logs do not count)."""
+        return any(not log.is_cdc for log in self.log_files)
 
     @property
     def has_base_file(self) -> bool:

@@ -25,7 +25,7 @@ from pyhudi.fs_view import FileSystemView, PartitionListing
 from pyhudi.metadata import read_view
 from pyhudi.metadata.listing import is_kept_listing
 from pyhudi.model.file import FileSlice
-from pyhudi.model.instant import Action, InstantTime
+from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.pruning import PartitionFilter, check_filter_columns, prune_partitions
 from pyhudi.table import schema_history
@@ -73,6 +73,9 @@ def plan_read(
             f"{rkeys.READ_PATHS.key} is not supported: read the table's base path"
         )
     query_type = rkeys.QUERY_TYPE.get(opts)
+    if query_type == "incremental" and rkeys.INCREMENTAL_FORMAT.get(opts) == "cdc":
+        # Its rows are changes, not records: `pyhudi.reader.cdc.plan_cdc` plans it.
+        raise UnsupportedOperationError("a CDC query has no record read plan: use plan_cdc")
     if query_type == "incremental":
         return _plan_incremental(ctx, opts, tuple(filters))
     as_of = _as_of(ctx, opts)
@@ -216,11 +219,39 @@ def _check_as_of_not_cleaned(ctx: TableContext, as_of: InstantTime) -> None:
         )
 
 
+def incremental_window(ctx: TableContext, opts: Mapping[str, str]) -> list[Instant]:
+    """The completed commits of an incremental query: after the begin instant, up to the end
+    instant (completion times at table version 8 and later)."""
+    begin = rkeys.BEGIN_INSTANT.get(opts)
+    if begin is None:
+        raise ConfigError(
+            f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
+        )
+    begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
+    end = rkeys.END_INSTANT.get(opts)
+    commits = ctx.active.timeline.commits()
+    end_time = (
+        normalize_instant_time(end)
+        if end
+        else (_window_time(commits.last) if commits.last else None)
+    )
+    return [
+        i
+        for i in commits
+        if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)
+    ]
+
+
+def incremental_plan_base(ctx: TableContext) -> ReadPlan:
+    """A plan without slices that carries the table's schema and timeline (for slice tasks)."""
+    schema = table_arrow_schema(ctx) or pa.schema([])
+    return _plan(ctx, "incremental", schema, [], None, None, ())
+
+
 def _plan_incremental(
     ctx: TableContext, opts: Mapping[str, str], filters: tuple[PartitionFilter, ...]
 ) -> ReadPlan:
-    begin = rkeys.BEGIN_INSTANT.get(opts)
-    if begin is None:
+    if rkeys.BEGIN_INSTANT.get(opts) is None:
         raise ConfigError(
             f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
         )
@@ -231,19 +262,7 @@ def _plan_incremental(
             "incremental queries are not supported when meta fields are disabled "
             "(the table has hoodie.populate.meta.fields=false)"
         )
-    begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
-    end = rkeys.END_INSTANT.get(opts)
-    commits = ctx.active.timeline.commits()
-    end_time = (
-        normalize_instant_time(end)
-        if end
-        else (_window_time(commits.last) if commits.last else None)
-    )
-    window = [
-        i
-        for i in commits
-        if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)
-    ]
+    window = incremental_window(ctx, opts)
     as_of = max((i.time for i in window), default=None)
     schema = table_arrow_schema(ctx, as_of) or table_arrow_schema(ctx) or pa.schema([])
     if not window:
@@ -266,6 +285,6 @@ def _plan_incremental(
     return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)
 
 
-def _window_time(instant) -> str:  # type: ignore[no-untyped-def]
+def _window_time(instant: Instant) -> str:
     # Table version 8 windows compare completion times; v6 instants have none.
     return instant.completion_time or instant.time
