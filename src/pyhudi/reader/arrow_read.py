@@ -37,6 +37,7 @@ from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import ordering_columns
 from pyhudi.merge.record_merger import DELETED, NATURAL, SEQ, merge_with_base
 from pyhudi.model.enums import BaseFileFormat
+from pyhudi.reader.cdc import is_cdc_query, read_cdc_arrow
 from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import (
@@ -58,6 +59,11 @@ def read_arrow(
 ) -> pa.Table:
     """The table read with `pyhudi.read`'s option keys, as one Arrow table (see the module doc)."""
     checked = validate_filters(filters)
+    if is_cdc_query(options or {}):
+        if checked:
+            raise ConfigError("a CDC query takes no filters: filter its rows instead")
+        table = read_cdc_arrow(ctx, options or {})
+        return table.select(list(columns)) if columns else table
     plan = plan_read(ctx, options, checked)
     return read_plan_arrow(ctx, plan, columns=columns)
 

@@ -19,6 +19,7 @@ from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.keygen.spark_sql import sql_identifier
 from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.bootstrap_scan import native_stitched_frame
+from pyhudi.reader.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_task
 from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
@@ -47,8 +48,35 @@ def read(
     only these columns, in this order (all when None)."""
     checked = validate_filters(filters)
     ctx = TableContext.open(path)
+    if is_cdc_query(options or {}):
+        frame = cdc_frame(spark, ctx, options or {}, checked)
+        return frame.select(*columns) if columns else frame
     plan = plan_read(ctx, options, checked)
     return dataframe_for_plan(spark, ctx, plan, columns=columns)
+
+
+def cdc_frame(
+    spark: SparkSession,
+    ctx: TableContext,
+    options: Mapping[str, str],
+    filters: Sequence[PartitionFilter] = (),
+) -> DataFrame:
+    """A CDC query (`incremental.format=cdc`): one Arrow task per changed file group."""
+    if filters:
+        raise ConfigError("a CDC query takes no filters: filter its rows (op, ts_ms, ...) instead")
+    tasks = plan_cdc(ctx, options).tasks
+    schema = from_arrow_schema(CDC_SCHEMA)
+    if not tasks:
+        return spark.createDataFrame([], schema)
+
+    def run(batches):  # type: ignore[no-untyped-def]
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from read_cdc_task(tasks[index])
+
+    indices = spark.range(len(tasks)).select(F.col("id").cast("int").alias("i"))
+    slots = max(1, min(len(tasks), default_parallelism(spark) * 4))
+    return indices.repartition(slots).mapInArrow(run, schema)
 
 
 def dataframe_for_plan(
