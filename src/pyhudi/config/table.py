@@ -81,7 +81,20 @@ PARTITION_METAFILE_USE_BASE_FORMAT = boolean(
 CREATE_SCHEMA = string(
     "hoodie.table.create.schema", None, "Avro schema at creation (no meta fields)."
 )
-CDC_ENABLED = boolean("hoodie.table.cdc.enabled", False, "Change data capture logging.")
+CDC_ENABLED = boolean(
+    "hoodie.table.cdc.enabled",
+    False,
+    "Change data capture: merges of existing base files also write `.cdc` change logs (set when "
+    "the table is created; a write cannot change it).",
+)
+CDC_SUPPLEMENTAL_LOGGING_MODE = choice(
+    "hoodie.table.cdc.supplemental.logging.mode",
+    "DATA_BEFORE_AFTER",
+    ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"),
+    "What a CDC log record holds: the operation and record key (OP_KEY_ONLY), also the record "
+    "before the change (DATA_BEFORE), or the records before and after it (DATA_BEFORE_AFTER). "
+    "Recorded in hoodie.properties only when CDC is on.",
+)
 PAYLOAD_CLASS = string(
     "hoodie.compaction.payload.class",
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",

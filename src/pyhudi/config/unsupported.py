@@ -1,8 +1,8 @@
 """Declared keys with values pyhudi cannot honour: never accepted silently.
 
 A key being declared (in the registry) does not mean every value of it works: pyhudi writes table
-version 6 only, writes no change-data-capture logs, always keeps commit times when it compacts or
-clusters, ... Each rule names one option, the values pyhudi honours, and what pyhudi does instead.
+versions 6, 8 and 9 only, always keeps commit times when it compacts or clusters, ... Each rule
+names one option, the values pyhudi honours, and what pyhudi does instead.
 A value that would change results or safety is a `ConfigError`; a harmless one is a warning.
 """
 
@@ -52,13 +52,6 @@ _VERSIONS = write_keys.WRITABLE_TABLE_VERSIONS
 _VERSION = f"pyhudi writes table versions {', '.join(map(str, _VERSIONS))}"
 
 RULES: tuple[ValueRule, ...] = (
-    ValueRule(
-        table_keys.CDC_ENABLED,
-        lambda v: not v,
-        "pyhudi writes no change-data-capture log files (its tables record "
-        "hoodie.table.cdc.enabled=false)",
-        fatal=True,
-    ),
     ValueRule(write_keys.WRITE_TABLE_VERSION, lambda v: v in _VERSIONS, _VERSION, fatal=True),
     ValueRule(table_keys.VERSION, lambda v: v in _VERSIONS, _VERSION, fatal=True),
     ValueRule(

@@ -3,8 +3,9 @@ in Arrow: which old rows stay, which incoming rows win (precombine / payload ord
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +19,13 @@ from pyhudi.codec.file_names import (
 )
 from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import BaseFileWriter, conform
+from pyhudi.file_group.cdc_log import (
+    Changes,
+    cdc_content,
+    cdc_log_bytes,
+    cdc_log_name,
+    needs_cdc_log,
+)
 from pyhudi.file_group.control_columns import BASE, CONTROL_COLUMNS, DELETE, FID
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -27,6 +35,7 @@ from pyhudi.merge.config import MergeMode
 from pyhudi.merge.ordering import earlier_stays_arrow, ordering_columns
 from pyhudi.merge.record_merger import keep_latest_per_key, merge_over_stored
 from pyhudi.model.enums import IOType
+from pyhudi.table.faults import fault_point
 
 
 @dataclass(frozen=True)
@@ -126,7 +135,31 @@ def merge_into_file_group(
     writer.counts.update(
         num_updates=plan.num_updates, num_inserts=plan.num_inserts, num_deletes=plan.num_deletes
     )
-    return writer.close()
+    row = writer.close()
+    if spec.cdc is not None and needs_cdc_log(len(plan.order), plan.num_inserts):
+        changes = Changes(
+            plan.replaced_old,
+            plan.take_new[: plan.num_updates],
+            plan.dropped_old,
+            plan.take_new[plan.num_updates :],
+        )
+        content = cdc_content(spec.cdc, spec.instant_time, old, incoming, changes)
+        row.update(write_cdc_log(spec, partition, file_id, token, content))
+    return row
+
+
+def write_cdc_log(
+    spec: WriteTaskSpec, partition: str, file_id: str, token: str, content: bytes
+) -> dict[str, object]:
+    """Write a merge's CDC log (its APPEND marker first, as Hudi's log writer callback does);
+    the stats row columns naming it."""
+    assert spec.cdc is not None
+    name = cdc_log_name(file_id, spec.instant_time, token)
+    spec.create_marker(partition, name, IOType.APPEND)
+    data = cdc_log_bytes(spec.cdc, spec.instant_time, content)
+    spec.storage.create_new(posixpath.join(spec.partition_dir(partition), name), data)
+    fault_point("write.during_data_files")  # executor side: a CDC log is complete
+    return {"cdc_file": name, "cdc_size_bytes": len(data)}
 
 
 def read_existing_base(
@@ -161,6 +194,10 @@ class MergePlan:
     num_updates: int
     num_inserts: int
     num_deletes: int
+    #: Old row positions replaced by the first `num_updates` of `take_new` (aligned), and those
+    #: removed by deletes: the changes a CDC log records.
+    replaced_old: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    dropped_old: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def plan_merge(
@@ -180,6 +217,8 @@ def plan_merge(
         plan.num_updates,
         plan.num_inserts,
         plan.num_deletes,
+        plan.replaced_old,
+        plan.dropped_old,
     )
 
 
@@ -233,6 +272,8 @@ def _plan_merge_unique(
         num_updates=len(update_new),
         num_inserts=len(insert_positions),
         num_deletes=int(dropped.sum()),
+        replaced_old=np.flatnonzero(replaced).astype(np.int64),
+        dropped_old=np.flatnonzero(dropped).astype(np.int64),
     )
 
 

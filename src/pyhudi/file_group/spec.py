@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from pyhudi.file_group.cdc_log import CdcSpec
 from pyhudi.model.enums import IOType
 from pyhudi.storage import Storage
 from pyhudi.storage.segments import refused_partition_path
@@ -42,6 +43,9 @@ class WriteTaskSpec:
     #: closed (the write was aborted while the task ran) removes them (`writer.late_tasks`).
     #: Empty: not checked.
     inflight_file: str = ""
+    #: The table writes change-data-capture logs: every merge into an existing base file writes
+    #: one beside its new base file (`pyhudi.file_group.cdc_log`). None: CDC is off.
+    cdc: CdcSpec | None = None
 
     def refuses(self, partition: str) -> bool:
         """Whether to write nothing in `partition` and return `stats.refused_row` for it."""

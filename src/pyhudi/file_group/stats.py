@@ -37,6 +37,9 @@ STATS_SCHEMA = pa.schema(
         ("total_updated_records_compacted", pa.int64()),
         ("total_rollback_blocks", pa.int64()),
         ("total_corrupt_log_blocks", pa.int64()),
+        # The CDC log written beside the file (`pyhudi.file_group.cdc_log`): name and size.
+        ("cdc_file", pa.string()),
+        ("cdc_size_bytes", pa.int64()),
         # Side results for the metadata writer (`pyhudi.file_group.index_results`), never in the
         # commit metadata; null unless the task spec asks for them.
         ("inserted_keys", pa.list_(pa.string())),
@@ -52,6 +55,7 @@ STATS_DDL = ", ".join(
         + ["bigint"] * 7
         + ["int", "bigint", "string", "string"]
         + ["bigint"] * 7
+        + ["string", "bigint"]
         + ["array<string>", "array<string>", "binary"],
     )
 )
@@ -64,6 +68,11 @@ REFUSED = "REFUSED"
 
 def refused_row(partition: str) -> dict[str, Any]:
     return {"partition_path": partition, "io_type": REFUSED}
+
+
+def written_files(row: Mapping[str, Any]) -> list[str]:
+    """The files a stats row names, relative to the partition: the data file, then its CDC log."""
+    return [name for name in (row.get("file_name"), row.get("cdc_file")) if name]
 
 
 def refused_partitions(rows: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -109,6 +118,9 @@ def to_write_stat(row: Mapping[str, Any]) -> WriteStat:
         total_corrupt_log_blocks=int(row.get("total_corrupt_log_blocks") or 0),
         runtime_stats=runtime,
     )
+    if row.get("cdc_file"):
+        cdc_path = join_partition(partition, row["cdc_file"])
+        stat = stat.with_changes(cdc_stats={cdc_path: int(row.get("cdc_size_bytes") or 0)})
     if row.get("log_version") is not None:
         log_files = tuple(f for f in (row.get("log_files") or "").split(",") if f)
         stat = stat.with_changes(

@@ -4,7 +4,7 @@ A failed write leaves a requested/inflight instant. Its data files are found fro
 (`.hoodie/.temp/<instant>/…marker.<IOType>`) or, without markers, by listing files named with the
 instant. CREATE/MERGE markers: the base file is deleted. APPEND markers (MOR): a ROLLBACK command
 block is appended as a new log version, or the log file is deleted when the failed instant created
-the file group. Then the failed instant's files are deleted and `<t>.rollback` is written.
+the file group; a CDC log (APPEND marker named after the `.cdc` file) is deleted. Then the failed instant's files are deleted and `<t>.rollback` is written.
 """
 
 from __future__ import annotations
@@ -104,6 +104,14 @@ def plan_rollback(ctx: TableContext, instant: Instant) -> list[RollbackRequest]:
                 path
             )
             continue
+        cdc_log = parse_log_file(partition, data_file)
+        if cdc_log is not None and cdc_log.is_cdc:
+            # A CDC log (marked by its own name, as Hudi marks it) belongs to the failed merge's
+            # new base file alone: deleted whole, as that base file is.
+            requests.setdefault((partition, ""), RollbackRequest(partition)).files_to_delete.append(
+                path
+            )
+            continue
         base = parse_base_file(partition, data_file)
         if base is None:
             continue
@@ -165,6 +173,8 @@ def _committed_files(ctx: TableContext, instant: Instant) -> list[tuple[str, str
             found.append((partition, base, IOType.APPEND))
         elif parse_base_file(partition, name) is not None:
             found.append((partition, name, IOType.CREATE))
+        for cdc_path in stat.cdc_stats or ():
+            found.append((*posixpath.split(cdc_path), IOType.APPEND))
     return found
 
 
@@ -175,6 +185,9 @@ def _listed_files(ctx: TableContext, instant_time: str) -> list[tuple[str, str, 
             base = parse_base_file(partition, status.name)
             if base is not None and base.instant_time == instant_time:
                 found.append((partition, status.name, IOType.CREATE))
+            log = parse_log_file(partition, status.name)
+            if log is not None and log.is_cdc and log.base_instant_time == instant_time:
+                found.append((partition, status.name, IOType.APPEND))
     return found
 
 

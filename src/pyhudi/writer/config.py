@@ -123,8 +123,11 @@ class WriteConfig:
                 else write_keys.NEW_TABLE_TIMEZONE
             ),
             table_keys.PARTITION_METAFILE_USE_BASE_FORMAT.key: "false",
-            table_keys.CDC_ENABLED.key: "false",
+            table_keys.CDC_ENABLED.key: _bool(table_keys.CDC_ENABLED.get(o)),
         }
+        if table_keys.CDC_ENABLED.get(o):
+            mode = table_keys.CDC_SUPPLEMENTAL_LOGGING_MODE
+            props[mode.key] = mode.get(o)
         database = write_keys.DATABASE_NAME.get(o)
         if database:
             props[table_keys.DATABASE.key] = database
@@ -512,10 +515,30 @@ def _check_against_table(o: Mapping[str, str], table: TableConfig) -> None:
         conflicts.append(
             f"table name: {write_keys.TABLE_NAME.raw(o)!r} but the table is {table.name!r}"
         )
+    conflicts.extend(_cdc_conflicts(o, table))
     if conflicts:
         raise ConfigError(
             "options conflict with the existing table's hoodie.properties: " + "; ".join(conflicts)
         )
+
+
+def _cdc_conflicts(o: Mapping[str, str], table: TableConfig) -> list[str]:
+    """Change data capture is the table's (set when it is created): Hudi 0.15 and 1.2 go by
+    hoodie.properties and ignore a write's different setting; pyhudi refuses it."""
+    enabled, mode = table_keys.CDC_ENABLED, table_keys.CDC_SUPPLEMENTAL_LOGGING_MODE
+    found = []
+    stored = enabled.get(table.props)
+    if enabled.is_set(o) and enabled.get(o) != stored:
+        found.append(
+            f"change data capture: {enabled.key}={enabled.raw(o)!r} but the table has "
+            f"{_bool(stored)!r} (a table keeps the setting it was created with)"
+        )
+    elif stored and mode.is_set(o) and mode.get(o) != mode.get(table.props):
+        found.append(
+            f"CDC logging mode: {mode.key}={mode.raw(o)!r} but the table has "
+            f"{mode.get(table.props)!r}"
+        )
+    return found
 
 
 def _normalise(option: object, value: str) -> str:

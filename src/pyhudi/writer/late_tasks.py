@@ -27,7 +27,7 @@ import pyarrow as pa
 from pyhudi.codec.file_names import instant_file_name, parse_instant_file
 from pyhudi.exceptions import CommitConflictError
 from pyhudi.file_group.spec import WriteTaskSpec
-from pyhudi.file_group.stats import REFUSED
+from pyhudi.file_group.stats import REFUSED, written_files
 from pyhudi.model.instant import Instant, State
 from pyhudi.table.context import TableContext
 from pyhudi.table.layout import TEMP_FOLDER, marker_folder, remove_partition_left_empty
@@ -74,9 +74,9 @@ def undo_late_rows(spec: WriteTaskSpec, rows: Iterable[Mapping[str, Any]]) -> No
         return
     rows = [r for r in rows if r.get("io_type") != REFUSED]
     written = [
-        posixpath.join(spec.partition_dir(r["partition_path"] or ""), r["file_name"])
+        posixpath.join(spec.partition_dir(r["partition_path"] or ""), name)
         for r in rows
-        if r.get("file_name")
+        for name in written_files(r)
     ]
     if not written:
         return
@@ -147,9 +147,9 @@ def _undo_if_committed_without(spec: WriteTaskSpec, instant: Instant, written: l
     if completed is None:
         return
     ctx = TableContext.open_at(spec.storage, spec.base_path)
-    committed = {
-        ctx.path(s.path) for s in ctx.active.commit_metadata(completed).write_stats() if s.path
-    }
+    committed: set[str] = set()
+    for stat in ctx.active.commit_metadata(completed).write_stats():
+        committed.update(ctx.path(p) for p in (stat.path, *(stat.cdc_stats or ())) if p)
     extra = [path for path in written if path not in committed]
     for path in extra:
         spec.storage.delete(path)

@@ -24,6 +24,7 @@ from pyhudi.exceptions import (
     WriteError,
     jvm_error_summary,
 )
+from pyhudi.file_group.cdc_log import cdc_spec_of
 from pyhudi.file_group.index_results import index_results_of
 from pyhudi.file_group.spec import WriteTaskSpec
 from pyhudi.file_group.stats import commit_metadata_of, refused_partitions
@@ -231,6 +232,9 @@ def task_spec(
         collect_column_ranges=ranges,
         check_partitions=check_partitions,
         inflight_file=ctx.active.instant_path(inflight) if inflight else "",
+        cdc=cdc_spec_of(
+            ctx.config.props, arrow_to_avro_json(data_schema, cfg.table_name), ctx.config.version
+        ),
     )
 
 
