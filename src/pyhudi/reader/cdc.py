@@ -56,6 +56,7 @@ CDC_SCHEMA = pa.schema(
         pa.field("after", pa.string()),
     ]
 )
+CDC_ENABLED_KEY = "hoodie.table.cdc.enabled"
 MODE_KEY = "hoodie.table.cdc.supplemental.logging.mode"
 OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER = "OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"
 #: Hudi 0.13's names of the modes, which later releases still read.
@@ -142,6 +143,12 @@ def plan_cdc(ctx: TableContext, options: Mapping[str, str]) -> CdcPlan:
     opts = dict(options)
     check_read_options(opts)  # misspelt keys are never ignored
     check_cdc_options(opts)
+    if (ctx.config.get(CDC_ENABLED_KEY) or "false").strip().lower() != "true":
+        raise UnsupportedOperationError(
+            f"{ctx.base_path} is not a CDC table (hoodie.table.cdc.enabled is off): it has no "
+            "change feed, as Hudi says ('It isn't a CDC hudi table'). Create the table with "
+            "hoodie.table.cdc.enabled=true, or read it incrementally (latest_state)"
+        )
     if not ctx.config.populate_meta_fields:
         raise UnsupportedOperationError(
             "CDC queries are not supported when meta fields are disabled "
@@ -233,10 +240,9 @@ class _Planner:
                 and stat.num_writes == stat.num_inserts
             ):
                 return CdcChange(time, BASE_FILE_INSERT, base_file=path)
-            raise UnsupportedOperationError(
+            raise CorruptFileError(
                 f"CDC query: commit {time} rewrote {path} without a CDC log, so its changes "
-                "cannot be told (Hudi: 'There should be a cdc log file'). Query a window written "
-                "with hoodie.table.cdc.enabled=true"
+                "cannot be told (Hudi: 'There should be a cdc log file')"
             )
         before = self._slice_before(instant, partition, stat.file_id)
         after = self._slice_at(instant, partition, stat.file_id)
