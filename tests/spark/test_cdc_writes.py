@@ -9,10 +9,15 @@ from __future__ import annotations
 import glob
 import os
 
+import pytest
+from tests.helpers.crash import crashed_write
+
 import pyhudi
 from pyhudi.codec.log.avro_content import decode_avro_records
 from pyhudi.codec.log.reader import read_log_file
+from pyhudi.exceptions import ConfigError
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType
+from pyhudi.services.compaction.execute import run_compaction
 from pyhudi.table.context import TableContext
 
 SCHEMA = "id string, ts bigint, v string, p string"
@@ -124,3 +129,117 @@ def test_copy_on_write_upsert_and_delete_write_hudis_cdc_logs(spark, tmp_path):
     _, records = _decoded(path, os.path.join("p1", logs["p1"]))
     assert records == [{"op": "d", "ts_ms": delete, "before": _image(3, 2, "b"), "after": None}]
     assert first < upsert < delete
+
+
+def test_a_killed_cdc_write_is_rolled_back_and_clean_takes_cdc_logs_with_their_slice(
+    spark, tmp_path
+):
+    path = str(tmp_path / "t")
+    options = _options(
+        **{
+            "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+            "hoodie.cleaner.fileversions.retained": "1",
+        }
+    )
+    _write(spark, path, range(4), 1, "a", "insert", options)
+    upsert = _write(spark, path, [2, 3], 2, "b", "upsert", options)
+    upsert_logs = _cdc_logs(path, upsert)
+    assert sorted(upsert_logs) == ["p0", "p1"]
+
+    failed = crashed_write(
+        spark,
+        path,
+        _rows(spark, [2], 3, "x"),
+        {**options, "hoodie.datasource.write.operation": "upsert"},
+    )
+    ((partition, name),) = _cdc_logs(path, failed).items()
+    assert os.path.exists(
+        os.path.join(path, ".hoodie", ".temp", failed, partition, name + ".marker.APPEND")
+    )
+    result = pyhudi.write(
+        _rows(spark, [0, 1], 4, "c"),
+        path,
+        {**options, "hoodie.datasource.write.operation": "upsert"},
+    )
+    assert result.rolled_back == (failed,)
+    assert not _cdc_logs(path, failed)
+    # The upsert's slices were cleaned (one file version retained), CDC logs included.
+    assert not _cdc_logs(path, upsert)
+    assert sorted(_cdc_logs(path, result.instant_time)) == ["p0", "p1"]
+
+    with pytest.raises(ConfigError, match=r"hoodie\.table\.cdc\.enabled='false'"):
+        pyhudi.write(
+            _rows(spark, [0], 5, "d"), path, {**options, "hoodie.table.cdc.enabled": "false"}
+        )
+
+
+@pytest.mark.parametrize(
+    ("mode", "schema", "update", "insert"),
+    [
+        ("OP_KEY_ONLY", OP_KEY, {"op": "u", "record_key": "k2"}, {"op": "i", "record_key": "k4"}),
+        (
+            "DATA_BEFORE",
+            BEFORE_V6,
+            {"op": "u", "record_key": "k2", "before": _image(2, 1, "a")},
+            {"op": "i", "record_key": "k4", "before": None},
+        ),
+    ],
+)
+def test_key_only_and_before_modes_write_hudis_records(
+    spark, tmp_path, mode, schema, update, insert
+):
+    path = str(tmp_path / "t")
+    options = _options(mode)
+    _write(spark, path, range(4), 1, "a", "insert", options)
+    upsert = _write(spark, path, range(2, 6), 2, "b", "upsert", options)
+    assert (
+        TableContext.open(path).config.props["hoodie.table.cdc.supplemental.logging.mode"] == mode
+    )
+    logs = _cdc_logs(path, upsert)
+    assert _decoded(path, os.path.join("p0", logs["p0"])) == (schema, [update, insert])
+
+
+def test_merge_on_read_small_file_merge_writes_a_cdc_log_and_log_appends_none(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = _options(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    _write(spark, path, range(4), 1, "a", "insert", options)
+    merged = _write(spark, path, range(2, 6), 2, "b", "upsert", options)  # inserts: small files
+    logs = _cdc_logs(path, merged)
+    _, records = _decoded(path, os.path.join("p1", logs["p1"]))
+    assert records == [
+        {"op": "u", "ts_ms": merged, "before": _image(3, 1, "a"), "after": _image(3, 2, "b")},
+        {"op": "i", "ts_ms": merged, "before": None, "after": _image(5, 2, "b")},
+    ]
+    appended = _write(spark, path, [3], 3, "c", "upsert", options)  # an update only: a log append
+    assert not _cdc_logs(path, appended)
+    assert pyhudi.read(spark, path).filter("id = 'k3'").select("v").first()[0] == "c"
+
+
+def test_version_9_compaction_writes_the_changes_against_the_previous_base_file(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = _options(
+        **{
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.write.table.version": "9",
+            "hoodie.parquet.small.file.limit": "0",
+        }
+    )
+    _write(spark, path, range(4), 1, "a", "insert", options)
+    _write(spark, path, [1, 3], 2, "b", "upsert", options)
+    _write(spark, path, [1], 3, "c", "delete", options)
+    (outcome,) = run_compaction(spark, TableContext.open(path), options, force=True)
+    logs = _cdc_logs(path, outcome.instant_time)
+    assert sorted(logs) == ["p1"]
+    schema, records = _decoded(path, os.path.join("p1", logs["p1"]))
+    assert schema == BEFORE_AFTER_V6.replace(
+        '"namespace":"hoodie.t",', '"namespace":"hoodie.t","doc":"",'
+    )
+    t = outcome.instant_time
+    assert records == [
+        {"op": "d", "ts_ms": t, "before": _image(1, 1, "a"), "after": None},
+        {"op": "u", "ts_ms": t, "before": _image(3, 1, "a"), "after": _image(3, 2, "b")},
+    ]
+    stats = _stats(path, t)
+    assert stats["p1"].cdc_stats == {
+        f"p1/{logs['p1']}": os.path.getsize(os.path.join(path, "p1", logs["p1"]))
+    }

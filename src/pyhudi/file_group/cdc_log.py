@@ -42,7 +42,7 @@ from pyhudi.codec.log import avro_columnar
 from pyhudi.codec.log.avro_content import parsed_avro_schema
 from pyhudi.codec.log.block import BLOCK_CONTENT_VERSION, LogBlock
 from pyhudi.codec.log.writer import encode_blocks
-from pyhudi.codec.schema import META_FIELDS, RECORD_KEY
+from pyhudi.codec.schema import COMMIT_SEQNO, COMMIT_TIME, META_FIELDS, RECORD_KEY
 from pyhudi.config import table as table_keys
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType
 
@@ -130,6 +130,30 @@ class Changes:
     replaced_new: np.ndarray
     dropped_old: np.ndarray
     inserted_new: np.ndarray
+
+
+def changes_between(old: pa.Table, new: pa.Table) -> Changes:
+    """What a compaction changed of its base file (Hudi 1.2's CDC of a compaction, table
+    versions 8 and 9): stored keys gone (deleted), kept under another commit time or sequence
+    number (updated from the logs), and new keys (inserted)."""
+    old_keys, new_keys = old.column(RECORD_KEY), new.column(RECORD_KEY)
+    at = pc.index_in(old_keys, value_set=new_keys.combine_chunks())
+    matched = pc.is_valid(at).to_numpy(zero_copy_only=False).astype(bool)
+    positions = pc.fill_null(at, 0).cast(pa.int64())
+    changed = np.zeros(len(matched), bool)
+    for name in (COMMIT_TIME, COMMIT_SEQNO):
+        stored = old.column(name).combine_chunks()
+        written = new.column(name).combine_chunks().take(positions)
+        differs = pc.fill_null(pc.not_equal(stored, written), False)
+        changed |= differs.to_numpy(zero_copy_only=False).astype(bool)
+    changed &= matched
+    in_old = pc.is_in(new_keys, value_set=old_keys.combine_chunks())
+    return Changes(
+        replaced_old=np.flatnonzero(changed).astype(np.int64),
+        replaced_new=positions.to_numpy(zero_copy_only=False)[changed].astype(np.int64),
+        dropped_old=np.flatnonzero(~matched).astype(np.int64),
+        inserted_new=np.flatnonzero(~in_old.to_numpy(zero_copy_only=False)).astype(np.int64),
+    )
 
 
 def cdc_content(

@@ -21,8 +21,10 @@ from pyhudi.config.compaction import CompactionConfig
 from pyhudi.config.concurrency import concurrency_mode
 from pyhudi.exceptions import PendingServiceError, UnsupportedOperationError
 from pyhudi.file_group.base_file import BaseFileWriter
+from pyhudi.file_group.cdc_log import cdc_content, changes_between, needs_cdc_log
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.log_merge import merge_slice_with_stats
+from pyhudi.file_group.merge import write_cdc_log
 from pyhudi.file_group.slice_reader import read_base
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.file_group.spec import WriteTaskSpec
@@ -200,6 +202,7 @@ def _compact_one(spec: WriteTaskSpec, task: SliceTask, pid: int, token: str) -> 
         num_deletes=counts["num_deletes"],
     )
     row = writer.close()
+    row.update(_cdc_log(spec, task, token, base, merged, counts["num_inserts"], row["num_writes"]))
     log_sizes = [task.storage.status(task.path(p)) for p in task.log_files]
     row.update(
         total_log_records=counts["total_log_records"],
@@ -209,6 +212,26 @@ def _compact_one(spec: WriteTaskSpec, task: SliceTask, pid: int, token: str) -> 
         total_updated_records_compacted=counts["num_updates"],
     )
     return row
+
+
+def _cdc_log(
+    spec: WriteTaskSpec,
+    task: SliceTask,
+    token: str,
+    base: pa.Table | None,
+    merged: pa.Table,
+    num_inserts: int,
+    num_writes: int,
+) -> dict[str, object]:
+    """Hudi 1.2 (versions 8 and 9) logs what a compaction changed of the previous base file;
+    Hudi 0.15 (version 6) does not. The stats row columns of the CDC log, if one is written."""
+    cdc = spec.cdc
+    if cdc is None or cdc.table_version < 8 or base is None:
+        return {}
+    if not needs_cdc_log(num_writes, num_inserts):
+        return {}
+    content = cdc_content(cdc, spec.instant_time, base, merged, changes_between(base, merged))
+    return write_cdc_log(spec, task.partition_path, task.file_id, token, content)
 
 
 def _run_tasks(spark: SparkSession, spec: WriteTaskSpec, tasks: list[SliceTask]) -> list[dict]:
