@@ -426,20 +426,14 @@ def _images_by_key_slice(slice_task: SliceTask) -> dict[str, str]:
 
 def _logged_image(record: Any) -> str | None:
     """A CDC log's image: Hudi prints the Avro record (`GenericData.toString` spacing)."""
-    if record is None:
-        return None
-    return json.dumps(record, default=_json_value, ensure_ascii=False)
+    return None if record is None else _SPACED(record)
 
 
 def _json_rows(table: pa.Table) -> list[str]:
     """Each row of a data file as compact JSON: meta fields first, then the data columns."""
     names = [n for n in META_FIELDS if n in table.column_names]
     names += [n for n in table.column_names if n not in META_FIELDS]
-    rows = table.select(names).to_pylist()
-    return [
-        json.dumps(row, default=_json_value, separators=(",", ":"), ensure_ascii=False)
-        for row in rows
-    ]
+    return [_COMPACT(row) for row in table.select(names).to_pylist()]
 
 
 _EPOCH_DAY = dt.date(1970, 1, 1)
@@ -462,6 +456,10 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, dt.time):
         return value.isoformat()
     raise TypeError(f"no JSON form for {type(value).__name__}")
+
+
+_SPACED = json.JSONEncoder(default=_json_value, ensure_ascii=False).encode
+_COMPACT = json.JSONEncoder(default=_json_value, separators=(",", ":"), ensure_ascii=False).encode
 
 
 def check_cdc_options(options: Mapping[str, str]) -> None:
