@@ -35,6 +35,7 @@ from pyspark.sql.types import StructField, StructType
 from pyhudi.exceptions import ConfigError, TableNotFoundError
 from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.reader.cdc import is_cdc_query
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
 from pyhudi.reader.slices import slice_tasks
@@ -46,12 +47,7 @@ from pyhudi.spark.catalog import (
     is_catalog_create,
 )
 from pyhudi.spark.errors import short_errors, short_errors_iter
-from pyhudi.spark.stream_source import (
-    HudiStreamReader,
-    cdc_spark_schema,
-    check_stream_options,
-    is_cdc,
-)
+from pyhudi.spark.stream_source import HudiStreamReader, cdc_spark_schema, check_stream_options
 from pyhudi.table.context import TableContext
 
 
@@ -89,8 +85,8 @@ class HudiDataSource(DataSource):
                 "df.write.format('hudi')), then CREATE TABLE ... USING hudi LOCATION over it"
             )
         check_stream_options(_plain(self.options))
-        if is_cdc(_plain(self.options)):
-            return cdc_spark_schema(path, _plain(self.options))
+        if is_cdc_query(_plain(self.options)):
+            return cdc_spark_schema()
         ctx = TableContext.open(path)
         if not is_catalog_create(self.options):
             return spark_schema(plan_read(ctx, _plain(self.options)), output=True)

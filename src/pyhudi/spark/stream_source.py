@@ -18,8 +18,6 @@ whose sink is idempotent per batch id (`pyhudi.stream_write` is).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -42,6 +40,7 @@ from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action, Instant
+from pyhudi.reader.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_task
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark.errors import short_errors, short_errors_iter
@@ -52,8 +51,6 @@ from pyhudi.timeline.timeline import COMMIT_ACTIONS
 OFFSET_VERSION = 1
 #: The offset before every commit (Hudi's `INIT_OFFSET`).
 EARLIEST_TIME = "000"
-#: The module the change-data-capture query lives in (`plan_cdc`, `read_cdc_task`).
-CDC_MODULE = "pyhudi.reader.cdc"
 #: Options a stream sets itself for each micro-batch: given by the user they would be overridden.
 _WINDOW_KEYS = (rkeys.BEGIN_INSTANT, rkeys.END_INSTANT, rkeys.AS_OF_INSTANT)
 
@@ -123,13 +120,19 @@ class StreamSettings:
             raise ConfigError(
                 f"invalid {rkeys.STREAMING_MAX_COMMITS.key}={max_commits}: at least 1 commit"
             )
+        cdc = is_cdc_query(options)
+        if rkeys.INCREMENTAL_FORMAT.get(options) == "cdc" and not cdc:
+            raise ConfigError(
+                f"{rkeys.INCREMENTAL_FORMAT.key}=cdc needs {rkeys.QUERY_TYPE.key}=incremental "
+                "(as Hudi's CDC queries and streams)"
+            )
         return cls(
             start=start,
             max_commits=max_commits,
             skip_compact=rkeys.INCR_SKIP_COMPACT.get(options),
             skip_cluster=rkeys.INCR_SKIP_CLUSTER.get(options),
             hollow_policy=rkeys.HOLLOW_COMMIT_POLICY.get(options) or "BLOCK",
-            cdc=rkeys.INCREMENTAL_FORMAT.get(options) == "cdc",
+            cdc=cdc,
         )
 
 
@@ -309,9 +312,8 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         _check_order(begin, StreamOrder.of(ctx))
         window = {rkeys.BEGIN_INSTANT.key: begin.time, rkeys.END_INSTANT.key: last.time}
         if self.settings.cdc:
-            cdc = _cdc_module()
-            plan = cdc.plan_cdc(ctx, {**self.options, **window})
-            return [StreamPartition(task, True) for task in plan.tasks]
+            changes = plan_cdc(ctx, {**self.options, **window})
+            return [StreamPartition(task, True) for task in changes.tasks]
         query = {**self.options, rkeys.QUERY_TYPE.key: "incremental", **window}
         plan = plan_read(ctx, query)
         skipped = _skipped_times(ctx, self.settings, plan.commit_times or frozenset())
@@ -324,7 +326,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         target = to_arrow_schema(_plain_fields(self.schema), timezone="UTC")
         task = partition.task  # type: ignore[attr-defined]
         if partition.cdc:  # type: ignore[attr-defined]
-            for batch in _cdc_module().read_cdc_task(task):
+            for batch in read_cdc_task(task):
                 yield from pa.Table.from_batches([batch]).cast(target).to_batches()
             return
         yield from read_slice_batches(task, target)
@@ -349,27 +351,6 @@ def _plain_fields(schema: StructType) -> StructType:
     return StructType([StructField(f.name, f.dataType, f.nullable) for f in schema.fields])
 
 
-# ---- change data capture ------------------------------------------------------------------------
-def _cdc_module() -> Any:
-    if importlib.util.find_spec(CDC_MODULE) is None:
-        raise UnsupportedOperationError(
-            f"{rkeys.INCREMENTAL_FORMAT.key}=cdc: pyhudi does not read change-data-capture "
-            "queries yet; stream the latest state of changed records (latest_state)"
-        )
-    return importlib.import_module(CDC_MODULE)
-
-
-def cdc_spark_schema(path: str, options: Mapping[str, str]) -> StructType:
-    """The Spark schema of the table's change-data-capture rows."""
-    cdc = _cdc_module()
-    ctx = TableContext.open(path)
-    latest = ctx.active.timeline.commits().last
-    point = StreamOrder.of(ctx).time_of(latest) if latest else EARLIEST_TIME
-    window = {rkeys.BEGIN_INSTANT.key: point, rkeys.END_INSTANT.key: point}
-    schema: pa.Schema = cdc.plan_cdc(ctx, {**options, **window}).schema
-    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
-
-
-def is_cdc(options: Mapping[str, str]) -> bool:
-    """`hoodie.datasource.query.incremental.format=cdc`."""
-    return rkeys.INCREMENTAL_FORMAT.get(options) == "cdc"
+def cdc_spark_schema() -> StructType:
+    """The Spark schema of change-data-capture rows (`op`, `ts_ms`, `before`, `after`)."""
+    return from_arrow_schema(CDC_SCHEMA)
