@@ -110,6 +110,7 @@ def append_log(
     upserts under event-time ordering); None: natural order."""
     started = time.monotonic()
     own_file = log_spec.table_version >= 8
+    slice_in_stat = not own_file or spec.cdc is not None
     log_instant = spec.instant_time if own_file else state.base_instant
     version = 1 if own_file else state.next_version
     name = log_file_name(file_id, log_instant, version, token)
@@ -142,7 +143,7 @@ def append_log(
         "file_id": file_id,
         "file_name": name,
         "io_type": IOType.APPEND.value,
-        "prev_commit": log_instant,
+        "prev_commit": state.base_instant if slice_in_stat else log_instant,
         "num_writes": records.num_rows,
         "num_inserts": records.num_rows - num_updates,
         "num_updates": num_updates,
@@ -152,9 +153,10 @@ def append_log(
         "runtime_ms": int((time.monotonic() - started) * 1000),
         "log_version": version,
         "log_offset": 0,
-        # Hudi 1.x's stat names the new log file only, and no base file.
-        "base_file": "" if own_file else state.base_file_name or "",
-        "log_files": name if own_file else ",".join([*state.log_file_names, name]),
+        # Hudi 1.x's stat names the new log file only, and no base file, unless the table has
+        # CDC on: then, as at version 6, the slice it appends to (Hudi's CDC query reads it).
+        "base_file": (state.base_file_name or "") if slice_in_stat else "",
+        "log_files": ",".join([*state.log_file_names, name]) if slice_in_stat else name,
         **side,
     }
 

@@ -52,20 +52,11 @@ def test_cdc_disabled_on_a_write_is_accepted():
         _write(**{"hoodie.table.cdc.enabled": "false"})
 
 
-def test_cdc_query_format_on_a_read_is_config_error():
-    with pytest.raises(ConfigError, match=r"incremental\.format='cdc'"):
-        check_read_options(
-            {
-                "hoodie.datasource.query.type": "incremental",
-                "hoodie.datasource.query.incremental.format": "cdc",
-            }
-        )
-
-
-def test_latest_state_query_format_is_accepted():
+@pytest.mark.parametrize("query_format", ["latest_state", "cdc"])
+def test_both_incremental_query_formats_are_accepted(query_format):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_read_options({"hoodie.datasource.query.incremental.format": "latest_state"})
+        check_read_options({"hoodie.datasource.query.incremental.format": query_format})
 
 
 @pytest.mark.parametrize(
