@@ -140,7 +140,7 @@ RUN_COUNTS = {
     "docs/dml.md": (4, 0),
     "README.md": (1, 0),
     "docs/bootstrap.md": (2, 1),
-    "docs/cdc.md": (1, 0),
+    "docs/cdc.md": (2, 0),
     "docs/cli.md": (2, 1),
     "docs/concurrency.md": (3, 1),
     "docs/merge-on-read.md": (2, 0),
