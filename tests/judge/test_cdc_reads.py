@@ -4,7 +4,8 @@ Hudi 0.15 (table version 6) and 1.2 (version 9) write copy-on-write and merge-on
 CDC logging in each mode through the same commits: insert, upsert (updates and inserts), delete,
 insert_overwrite of a partition, upsert (merge-on-read: with an inline compaction) and
 delete_partition. Hudi's CDC query of each table is kept with the table (cached with it, see
-`cached.py`); pyhudi's CDC query must return the same rows: `op`, `ts_ms`, and `before`/`after`
+`cached.py`); pyhudi's CDC query (`pyhudi.read_arrow`, `pyhudi.read` and
+`spark.read.format("hudi")`) must return the same rows: `op`, `ts_ms`, and `before`/`after`
 with the same values (JSON text: compared parsed, data columns only, since Hudi prints images
 from CDC logs without meta fields and those from data files with them).
 """
@@ -159,11 +160,14 @@ def test_pyhudi_reads_hudis_change_feed_as_hudi_does(
     arrow = pyhudi.read_arrow(path, CDC)
     assert arrow.schema.names == ["op", "ts_ms", "before", "after"]
     assert_same_changes(arrow.to_pylist(), hudi, path, version)
-    frame = pyhudi.read(spark, path, CDC)
-    assert [f.name for f in frame.schema.fields] == ["op", "ts_ms", "before", "after"]
-    assert sorted(map(_change, (r.asDict() for r in frame.collect())), key=str) == sorted(
-        map(_change, arrow.to_pylist()), key=str
-    )
+    pyhudi.register(spark)
+    expected = sorted(map(_change, arrow.to_pylist()), key=str)
+    for frame in (
+        pyhudi.read(spark, path, CDC),
+        spark.read.format("hudi").options(**CDC).load(path),
+    ):
+        assert [f.name for f in frame.schema.fields] == ["op", "ts_ms", "before", "after"]
+        assert sorted(map(_change, (r.asDict() for r in frame.collect())), key=str) == expected
 
     # A window of one commit: that commit's changes only (begin exclusive, end inclusive).
     commits = sorted({r["ts_ms"] for r in hudi})

@@ -35,7 +35,7 @@ from pyspark.sql.types import StructField, StructType
 from pyhudi.exceptions import ConfigError, TableNotFoundError
 from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.file_group.slice_task import SliceTask
-from pyhudi.reader.cdc import is_cdc_query
+from pyhudi.reader.cdc import CdcTask, is_cdc_query, plan_cdc, read_cdc_task
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.pruning import PartitionFilter
 from pyhudi.reader.slices import slice_tasks
@@ -97,9 +97,10 @@ class HudiDataSource(DataSource):
     @short_errors
     def reader(self, schema: StructType) -> DataSourceReader:
         binding = binding_of(schema)
-        return self.reader_class(
-            _path(self.options, binding), _plain(self.options, binding), schema
-        )
+        options = _plain(self.options, binding)
+        if is_cdc_query(options):
+            return CdcDataSourceReader(_path(self.options, binding), options)
+        return self.reader_class(_path(self.options, binding), options, schema)
 
     @short_errors
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -161,6 +162,32 @@ class HudiDataSourceReader(DataSourceReader):
         target = to_arrow_schema(_without_metadata(self.schema), timezone="UTC")
         for task in partition.tasks:  # type: ignore[attr-defined]
             yield from read_slice_batches(task, target)
+
+
+class CdcPartition(InputPartition):
+    """One file group's changes (`pyhudi.reader.cdc.CdcTask`), or none."""
+
+    def __init__(self, task: CdcTask | None) -> None:
+        super().__init__(0)
+        self.task = task
+
+
+class CdcDataSourceReader(DataSourceReader):
+    """A CDC query (`incremental.format=cdc`): a partition per changed file group."""
+
+    def __init__(self, path: str, options: dict[str, str]) -> None:
+        self.path, self.options = path, options
+
+    @short_errors
+    def partitions(self) -> Sequence[InputPartition]:
+        tasks = plan_cdc(TableContext.open(self.path), self.options).tasks
+        return [CdcPartition(task) for task in tasks] or [CdcPartition(None)]
+
+    @short_errors_iter
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        task = partition.task  # type: ignore[attr-defined]
+        if task is not None:
+            yield from read_cdc_task(task)
 
 
 class PruningHudiDataSourceReader(HudiDataSourceReader):
