@@ -156,51 +156,66 @@ def changes_between(old: pa.Table, new: pa.Table) -> Changes:
     )
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """The CDC rows in order (updates and deletes in stored order, then inserts): their `op`
+    codes (`_OPS`), the stored rows they show before, the new rows they show after, and for each
+    CDC row its slot in those (-1: none)."""
+
+    codes: np.ndarray
+    changed_old: np.ndarray
+    after_rows: np.ndarray
+    before_slot: np.ndarray
+    after_slot: np.ndarray
+
+    @classmethod
+    def of(cls, changes: Changes) -> _Layout:
+        changed_old = np.concatenate([changes.replaced_old, changes.dropped_old]).astype(np.int64)
+        order = np.argsort(changed_old, kind="stable")
+        n_u, n_ud, n_i = len(changes.replaced_old), len(changed_old), len(changes.inserted_new)
+        is_update = order < n_u
+        codes = np.concatenate([np.where(is_update, 0, 1), np.full(n_i, 2)]).astype(np.int64)
+        after_rows = np.concatenate([changes.replaced_new[order[is_update]], changes.inserted_new])
+        after_slot = np.full(n_ud + n_i, -1, np.int64)
+        after_slot[np.flatnonzero(is_update)] = np.arange(n_u)
+        after_slot[n_ud:] = n_u + np.arange(n_i)
+        before_slot = np.full(n_ud + n_i, -1, np.int64)
+        before_slot[:n_ud] = np.arange(n_ud)
+        return cls(codes, changed_old[order], after_rows.astype(np.int64), before_slot, after_slot)
+
+
+_OPS = pa.array(["u", "d", "i"], pa.string())
+
+
 def cdc_content(
     spec: CdcSpec, instant: str, old: pa.Table, new: pa.Table, changes: Changes
 ) -> bytes:
-    """The CDC block content: updates and deletes in stored order, then inserts."""
-    changed_old = np.concatenate([changes.replaced_old, changes.dropped_old]).astype(np.int64)
-    order = np.argsort(changed_old, kind="stable")
-    changed_old = changed_old[order]
-    n_u, n_i = len(changes.replaced_old), len(changes.inserted_new)
-    n_ud = len(changed_old)
-    n = n_ud + n_i
-    is_update = order < n_u
-    ops = np.where(is_update, "u", "d").tolist() + ["i"] * n_i
-    # After images: the replacing rows (in the order above, deletes have none), then inserts.
-    after_rows = np.concatenate(
-        [changes.replaced_new[order[is_update]], changes.inserted_new]
-    ).astype(np.int64)
-    after_slot = np.full(n, -1, np.int64)
-    after_slot[np.flatnonzero(is_update)] = np.arange(n_u)
-    after_slot[n_ud:] = n_u + np.arange(n_i)
-    before_slot = np.full(n, -1, np.int64)
-    before_slot[:n_ud] = np.arange(n_ud)
+    """The CDC block content of `changes` (positions in `old`, the stored rows, and `new`)."""
+    rows = _Layout.of(changes)
+    n = len(rows.codes)
+    op = _OPS.take(pa.array(rows.codes))
     keys = pa.concat_arrays(
         [
-            old.column(RECORD_KEY).combine_chunks().take(pa.array(changed_old)).cast(pa.string()),
-            new.column(RECORD_KEY)
-            .combine_chunks()
-            .take(pa.array(changes.inserted_new.astype(np.int64)))
-            .cast(pa.string()),
+            _column(old, RECORD_KEY).take(pa.array(rows.changed_old)).cast(pa.string()),
+            _column(new, RECORD_KEY).take(pa.array(changes.inserted_new.astype(np.int64))),
         ]
     )
-    op_column = pa.array(ops, pa.string())
-    pieces: list[pa.Array]
     if spec.mode is CdcMode.OP_KEY_ONLY:
-        pieces = [_encoded(pa.table({"op": op_column, "record_key": keys}), OP_KEY_SCHEMA)]
-    else:
-        data = spec.data_schema_json
-        before = _image(_images(old, changed_old), data, before_slot)
-        if spec.mode is CdcMode.DATA_BEFORE:
-            head = pa.table({"op": op_column, "record_key": keys})
-            pieces = [_encoded(head, _strings_schema("op", "record_key")), before]
-        else:
-            head = pa.table({"op": op_column, "ts_ms": pa.repeat(instant, n).cast(pa.string())})
-            after = _image(_images(new, after_rows), data, after_slot)
-            pieces = [_encoded(head, _strings_schema("op", "ts_ms")), before, after]
-    return _block_content(pieces, n)
+        return _block_content(
+            [_encoded(pa.table({"op": op, "record_key": keys}), OP_KEY_SCHEMA)], n
+        )
+    data = spec.data_schema_json
+    before = _image(_images(old, rows.changed_old), data, rows.before_slot)
+    if spec.mode is CdcMode.DATA_BEFORE:
+        head = pa.table({"op": op, "record_key": keys})
+        return _block_content([_encoded(head, _strings_schema("op", "record_key")), before], n)
+    head = pa.table({"op": op, "ts_ms": pa.repeat(instant, n).cast(pa.string())})
+    after = _image(_images(new, rows.after_rows), data, rows.after_slot)
+    return _block_content([_encoded(head, _strings_schema("op", "ts_ms")), before, after], n)
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    return table.column(name).combine_chunks().cast(pa.string())
 
 
 def _strings_schema(*names: str) -> str:
@@ -209,8 +224,8 @@ def _strings_schema(*names: str) -> str:
 
 
 def _images(table: pa.Table, positions: np.ndarray) -> pa.Table:
-    rows = table.take(pa.array(positions, pa.int64()))
-    return rows.drop_columns([c for c in META_FIELDS if c in rows.column_names])
+    data = table.drop_columns([c for c in META_FIELDS if c in table.column_names])
+    return data.take(pa.array(positions, pa.int64()))
 
 
 def _encoded(table: pa.Table, schema_json: str) -> pa.Array:
