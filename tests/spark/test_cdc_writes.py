@@ -243,3 +243,15 @@ def test_version_9_compaction_writes_the_changes_against_the_previous_base_file(
     assert stats["p1"].cdc_stats == {
         f"p1/{logs['p1']}": os.path.getsize(os.path.join(path, "p1", logs["p1"]))
     }
+
+
+def test_a_stale_update_is_no_change_as_hudi_1_2_logs_it(spark, tmp_path):
+    """Hudi 1.2 (and 0.15 under event-time ordering) log nothing for an incoming record older
+    than the stored one: here, an insert into the same file group only."""
+    path = str(tmp_path / "t")
+    options = _options(**{"hoodie.write.table.version": "9"})
+    _write(spark, path, [0, 2], 5, "a", "insert", options)
+    upsert = _write(spark, path, [0, 4], 1, "b", "upsert", options)  # k0 stale, k4 new
+    (name,) = _cdc_logs(path, upsert).values()
+    _, records = _decoded(path, os.path.join("p0", name))
+    assert records == [{"op": "i", "ts_ms": upsert, "before": None, "after": _image(4, 1, "b")}]
