@@ -18,9 +18,6 @@ meta fields); images read from data files hold the meta fields too, as Hudi retu
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import decimal
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -30,6 +27,7 @@ import pyarrow as pa
 
 from pyhudi.codec.file_names import parse_base_file
 from pyhudi.codec.log.avro_content import decode_avro_records
+from pyhudi.codec.log.cdc_columnar import decode_cdc_block
 from pyhudi.codec.log.reader import iter_blocks
 from pyhudi.codec.schema import META_FIELDS, RECORD_KEY
 from pyhudi.config import read as rkeys
@@ -42,6 +40,7 @@ from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType, WriteOperationType
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import Action, Instant
+from pyhudi.reader.cdc_json import json_rows, json_value
 from pyhudi.reader.planner import incremental_plan_base, incremental_window
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.storage import Storage
@@ -380,9 +379,8 @@ def _diff(instant: str, before: pa.Table, after: pa.Table) -> pa.Table:
     return _table(ops, instant, befores, afters)
 
 
-def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
-    """AS_IS: the rows of the commit's CDC logs, images completed from base files by mode."""
-    records: list[dict[str, Any]] = []
+def _cdc_blocks(task: CdcTask, change: CdcChange) -> Iterator[tuple[bytes, str]]:
+    """(content, schema) of every CDC block of the commit's CDC logs."""
     for relative in change.cdc_files:
         with task.storage.open_input(task.path(relative)) as handle:
             for block in iter_blocks(handle, read_content=True):
@@ -391,15 +389,18 @@ def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
                 schema = block.header.get(HeaderMetadataType.SCHEMA)
                 if schema is None:
                     raise CorruptFileError(f"CDC block without a SCHEMA header in {relative}")
-                records.extend(decode_avro_records(block.content, schema))
-    ops = [str(r.get("op")) for r in records]
+                yield block.content, schema
+
+
+def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
+    """AS_IS: the rows of the commit's CDC logs, images completed from base files by mode."""
     if task.mode == DATA_BEFORE_AFTER:
-        return _table(
-            ops,
-            change.instant,
-            [_logged_image(r.get("before")) for r in records],
-            [_logged_image(r.get("after")) for r in records],
-        )
+        parts = [_logged_images(change.instant, c, s) for c, s in _cdc_blocks(task, change)]
+        return pa.concat_tables(parts) if parts else CDC_SCHEMA.empty_table()
+    records: list[dict[str, Any]] = []
+    for content, schema in _cdc_blocks(task, change):
+        records.extend(decode_avro_records(content, schema))
+    ops = [str(r.get("op")) for r in records]
     keys = [str(r.get("record_key")) for r in records]
     after_images = _images_by_key(task, change.base_file) if change.base_file else {}
     afters = [after_images.get(k) if op != "d" else None for k, op in zip(keys, ops, strict=True)]
@@ -409,6 +410,30 @@ def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
         old = _images_by_key_slice(change.before) if change.before is not None else {}
         befores = [old.get(k) if op != "i" else None for k, op in zip(keys, ops, strict=True)]
     return _table(ops, change.instant, befores, afters)
+
+
+def _logged_images(instant: str, content: bytes, schema: str) -> pa.Table:
+    """A DATA_BEFORE_AFTER block's rows: decoded column by column when the codec handles its
+    schema, else record by record (the same text either way)."""
+    table = decode_cdc_block(content, schema)
+    if table is None:
+        records = decode_avro_records(content, schema)
+        return _table(
+            [str(r.get("op")) for r in records],
+            instant,
+            [_logged_image(r.get("before")) for r in records],
+            [_logged_image(r.get("after")) for r in records],
+        )
+    n = table.num_rows
+    return pa.table(
+        {
+            "op": table.column("op").combine_chunks().cast(pa.string()),
+            "ts_ms": pa.array([instant] * n, pa.string()),
+            "before": json_rows(table.column("before").combine_chunks(), spaced=True),
+            "after": json_rows(table.column("after").combine_chunks(), spaced=True),
+        },
+        schema=CDC_SCHEMA,
+    )
 
 
 def _images_by_key(task: CdcTask, relative: str) -> dict[str, str]:
@@ -433,33 +458,10 @@ def _json_rows(table: pa.Table) -> list[str]:
     """Each row of a data file as compact JSON: meta fields first, then the data columns."""
     names = [n for n in META_FIELDS if n in table.column_names]
     names += [n for n in table.column_names if n not in META_FIELDS]
-    return [_COMPACT(row) for row in table.select(names).to_pylist()]
+    return json_rows(table.select(names), spaced=False).to_pylist()  # type: ignore[no-any-return]
 
 
-_EPOCH_DAY = dt.date(1970, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def _json_value(value: Any) -> Any:
-    """Values JSON has no type for, as Spark holds them: dates as days since the epoch,
-    timestamps as microseconds, decimals as their exact text, bytes as base64."""
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-        delta = moment - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(value, dt.date):
-        return (value - _EPOCH_DAY).days
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, dt.time):
-        return value.isoformat()
-    raise TypeError(f"no JSON form for {type(value).__name__}")
-
-
-_SPACED = json.JSONEncoder(default=_json_value, ensure_ascii=False).encode
-_COMPACT = json.JSONEncoder(default=_json_value, separators=(",", ":"), ensure_ascii=False).encode
+_SPACED = json.JSONEncoder(default=json_value, ensure_ascii=False).encode
 
 
 def check_cdc_options(options: Mapping[str, str]) -> None:
