@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 import pyhudi
-from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.exceptions import ConfigError
 from pyhudi.table.context import TableContext
 from tests.judge.cached import hudi_written
 from tests.judge.client import HUDI_0_15, HUDI_1_2, HudiVersion, Judge
@@ -227,5 +227,5 @@ def test_log_file_changes_are_inferred_and_plain_tables_refused(
 
     refused = json.loads((root / "cow" / "hudi_cdc.json").read_text())
     assert "It isn't a CDC hudi table" in refused["error"]
-    with pytest.raises(UnsupportedOperationError, match="not a CDC table"):
+    with pytest.raises(ConfigError, match="not a CDC table"):
         pyhudi.read_arrow(str(root / "cow" / "hudi"), CDC)

@@ -39,7 +39,7 @@ def _options_without_partitioning(**extra: str) -> dict[str, str]:
         TYPO,
         {"hoodi.datasource.write.operation": "insert"},
         {"hoodie.write.table.version": "7"},
-        {"hoodie.table.cdc.enabled": "true"},
+        {"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": "all"},
     ],
 )
 def test_pyhudi_write_refuses_before_creating_the_table(spark, tmp_path, extra):
@@ -108,7 +108,7 @@ def test_stream_write_refuses_a_misspelt_key_before_the_query_starts(spark, tmp_
                 "hoodie.datasource.read.begin.instanttime": "000",
                 "hoodie.datasource.query.incremental.format": "cdc",
             },
-            "change-data-capture",
+            "not a CDC table",  # a CDC query of a table written without CDC logging
         ),
     ],
 )

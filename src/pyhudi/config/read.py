@@ -73,20 +73,22 @@ INCR_SKIP_COMPACT = boolean(
     "hoodie.datasource.read.incr.skip_compact",
     False,
     "Streaming reads of merge-on-read tables: compaction commits are not read (they rewrite "
-    "records, keeping their commit times) and do not count toward the commit limit.",
+    "records, keeping their commit times) and do not count toward the commit limit. Batch "
+    "incremental reads select records by commit time, so compactions add none either way.",
 )
 INCR_SKIP_CLUSTER = boolean(
     "hoodie.datasource.read.incr.skip_cluster",
     False,
-    "Streaming reads: clustering commits are not read and do not count toward the commit limit.",
+    "Streaming reads: clustering commits are not read and do not count toward the commit limit. "
+    "Batch incremental reads select records by commit time, so clustering adds none either way.",
 )
 HOLLOW_COMMIT_POLICY = choice(
     "hoodie.read.timeline.holes.resolution.policy",
     None,
     ("FAIL", "BLOCK", "USE_TRANSITION_TIME"),
-    "Streaming reads of table version 6, when a commit is still pending while later ones "
-    "completed: BLOCK (the streams' default, as Hudi 0.15) reads nothing past it until it "
-    "completes or is rolled back; FAIL stops the stream. USE_TRANSITION_TIME is not supported. "
-    "Versions 8 and 9 order commits by completion time, where no such hole exists. Batch "
-    "incremental reads do not check for hollow commits.",
+    "Incremental reads and streams of table version 6, when a commit is still pending while "
+    "later ones completed (a hollow commit): FAIL (batch reads' default, as Hudi 0.15) refuses "
+    "the read; BLOCK (streams' default) reads nothing from it on until it completes or is rolled "
+    "back. USE_TRANSITION_TIME is not supported. Versions 8 and 9 order commits by completion "
+    "time, where no such hole exists.",
 )

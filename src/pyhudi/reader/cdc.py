@@ -143,7 +143,7 @@ def plan_cdc(ctx: TableContext, options: Mapping[str, str]) -> CdcPlan:
     check_read_options(opts)  # misspelt keys are never ignored
     check_cdc_options(opts)
     if (ctx.config.get(CDC_ENABLED_KEY) or "false").strip().lower() != "true":
-        raise UnsupportedOperationError(
+        raise ConfigError(
             f"{ctx.base_path} is not a CDC table (hoodie.table.cdc.enabled is off): it has no "
             "change feed, as Hudi says ('It isn't a CDC hudi table'). Create the table with "
             "hoodie.table.cdc.enabled=true, or read it incrementally (latest_state)"

@@ -27,11 +27,13 @@ from pyhudi.metadata.listing import is_kept_listing
 from pyhudi.model.file import FileSlice
 from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
+from pyhudi.reader.hollow import first_hollow_commit
 from pyhudi.reader.pruning import PartitionFilter, check_filter_columns, prune_partitions
 from pyhudi.table import schema_history
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
 from pyhudi.timeline import normalize_instant_time
+from pyhudi.timeline.timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def incremental_window(ctx: TableContext, opts: Mapping[str, str]) -> list[Insta
         )
     begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
     end = rkeys.END_INSTANT.get(opts)
-    commits = ctx.active.timeline.commits()
+    commits = _without_hollow(ctx, opts)
     end_time = (
         normalize_instant_time(end)
         if end
@@ -240,6 +242,32 @@ def incremental_window(ctx: TableContext, opts: Mapping[str, str]) -> list[Insta
         for i in commits
         if begin_time < _window_time(i) and (end_time is None or _window_time(i) <= end_time)
     ]
+
+
+def _without_hollow(ctx: TableContext, opts: Mapping[str, str]) -> Timeline:
+    """The completed commits an incremental read may see (`pyhudi.reader.hollow`): at table
+    version 6, a hollow commit fails the read (`FAIL`, Hudi's default) or hides every commit
+    from it on (`BLOCK`)."""
+    commits = ctx.active.timeline.commits()
+    if ctx.config.version >= 8:
+        return commits
+    policy = rkeys.HOLLOW_COMMIT_POLICY.get(opts) or "FAIL"
+    if policy == "USE_TRANSITION_TIME":
+        raise UnsupportedOperationError(
+            f"{rkeys.HOLLOW_COMMIT_POLICY.key}=USE_TRANSITION_TIME is not supported at table "
+            "version 6 (pyhudi does not order commits by file modification time): use BLOCK"
+        )
+    hollow = first_hollow_commit(ctx)
+    if hollow is None:
+        return commits
+    if policy == "FAIL":
+        raise ConfigError(
+            f"found hollow commit {hollow.time} ({hollow.action.value}, {hollow.state.value}): "
+            "commits after it completed while it is pending, so a read past it would miss its "
+            f"records once it completes (Hudi: 'Found hollow commit'). Set "
+            f"{rkeys.HOLLOW_COMMIT_POLICY.key}=BLOCK to read the commits before it"
+        )
+    return commits.filter(lambda i: i.time < hollow.time)
 
 
 def incremental_plan_base(ctx: TableContext) -> ReadPlan:

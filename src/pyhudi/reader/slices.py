@@ -27,7 +27,9 @@ def slice_tasks(
                 partition_path=file_slice.partition_path,
                 file_id=file_slice.file_id,
                 base_file=file_slice.base_file.relative_path if file_slice.base_file else None,
-                log_files=tuple(log.relative_path for log in file_slice.log_files if not log.is_cdc),
+                log_files=tuple(
+                    log.relative_path for log in file_slice.log_files if not log.is_cdc
+                ),
                 file_schema=plan.file_schema,
                 visible_instants=plan.visible_instants,
                 as_of=plan.as_of,

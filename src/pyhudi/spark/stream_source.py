@@ -37,16 +37,15 @@ from pyspark.sql.types import StructField, StructType
 from pyhudi.config import read as rkeys
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.file_group.slice_reader import read_slice_batches
-from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action, Instant
 from pyhudi.reader.cdc import CDC_SCHEMA, is_cdc_query, plan_cdc, read_cdc_task
+from pyhudi.reader.hollow import first_hollow_commit
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark.errors import short_errors, short_errors_iter
 from pyhudi.table.context import TableContext
 from pyhudi.timeline import normalize_instant_time
-from pyhudi.timeline.timeline import COMMIT_ACTIONS
 
 OFFSET_VERSION = 1
 #: The offset before every commit (Hudi's `INIT_OFFSET`).
@@ -171,28 +170,6 @@ def ready_commits(ctx: TableContext, settings: StreamSettings) -> list[Instant]:
     return [c for c in commits if c.time < hollow.time]
 
 
-def first_hollow_commit(ctx: TableContext) -> Instant | None:
-    """The earliest pending commit (clustering aside) if an instant after it completed (Hudi's
-    `TimelineUtils.handleHollowCommitIfNeeded`)."""
-    active = ctx.active
-    pending = [
-        i
-        for i in active.timeline.pending()
-        if i.action in COMMIT_ACTIONS and not _is_pending_clustering(ctx, i)
-    ]
-    if not pending:
-        return None
-    first = min(pending, key=lambda i: i.time)
-    later = any(i.time > first.time for i in active.timeline.completed())
-    return first if later else None
-
-
-def _is_pending_clustering(ctx: TableContext, instant: Instant) -> bool:
-    if instant.action is not Action.REPLACE_COMMIT:
-        return False
-    return read_requested_plan(ctx.active, instant).get("operationType") == "CLUSTER"
-
-
 def is_skipped(ctx: TableContext, instant: Instant, settings: StreamSettings) -> bool:
     """A compaction or clustering commit the stream skips (`...incr.skip_compact/_cluster`)."""
     if settings.skip_compact and ctx.config.is_merge_on_read and instant.action is Action.COMMIT:
@@ -310,7 +287,12 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
         ctx = self._ctx()
         _check_order(begin, StreamOrder.of(ctx))
-        window = {rkeys.BEGIN_INSTANT.key: begin.time, rkeys.END_INSTANT.key: last.time}
+        window = {
+            rkeys.BEGIN_INSTANT.key: begin.time,
+            rkeys.END_INSTANT.key: last.time,
+            # the offsets already stop before a hollow commit (ready_commits)
+            rkeys.HOLLOW_COMMIT_POLICY.key: "BLOCK",
+        }
         if self.settings.cdc:
             changes = plan_cdc(ctx, {**self.options, **window})
             return [StreamPartition(task, True) for task in changes.tasks]
