@@ -1,6 +1,7 @@
 """Apache Hudi's CDC query over the change logs pyhudi writes (`hoodie.table.cdc.enabled`), commit
-by commit, and the two writers continuing each other's CDC tables: Hudi 0.15 at table version 6
-(copy-on-write), Hudi 1.2 at version 9 (merge-on-read, with a compaction)."""
+by commit, pyhudi's own CDC query returning the same, and the two writers continuing each other's
+CDC tables: Hudi 0.15 at table version 6 (copy-on-write), Hudi 1.2 at version 9 (merge-on-read,
+with a compaction)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ def _changes(judge, path: str) -> dict[str, list[tuple[Any, ...]]]:  # type: ign
     return {t: sorted(rows, key=repr) for t, rows in by_instant.items()}
 
 
+def _our_changes(path: str) -> dict[str, list[tuple[Any, ...]]]:
+    """pyhudi's CDC query, in the form of `_changes`."""
+    by_instant: dict[str, list[tuple[Any, ...]]] = {}
+    for row in pyhudi.read_arrow(path, CDC_QUERY).to_pylist():
+        change = (row["op"], _image(row["before"]), _image(row["after"]))
+        by_instant.setdefault(row["ts_ms"], []).append(change)
+    return {t: sorted(rows, key=repr) for t, rows in by_instant.items()}
+
+
 def _r(i: int, ts: int, v: str) -> tuple:
     return (f"k{i}", ts, v, f"p{i % 2}")
 
@@ -91,7 +101,9 @@ def test_hudi_0_15_queries_the_cdc_logs_of_a_pyhudi_copy_on_write_table(spark, h
     )
     after = _write(spark, path, [4], 5, "q", "upsert", options)
 
-    assert _changes(hudi_0_15, path) == {
+    changes = _changes(hudi_0_15, path)
+    assert _our_changes(path) == changes  # pyhudi reads its logs (and Hudi's) as Hudi does
+    assert changes == {
         insert: _expected(*[("i", None, _r(i, 1, "a")) for i in range(4)]),
         upsert: _expected(
             ("u", _r(2, 1, "a"), _r(2, 2, "b")),
@@ -130,6 +142,7 @@ def test_hudi_1_2_queries_a_pyhudi_version_9_merge_on_read_cdc_table(spark, hudi
     hudi = _latest_commit(path)
 
     changes = _changes(hudi_1_2, path)
+    assert _our_changes(path) == changes  # pyhudi reads its logs (and Hudi's) as Hudi does
     assert compaction.instant_time not in changes
     assert changes == {
         insert: _expected(*[("i", None, _r(i, 1, "a")) for i in range(4)]),
