@@ -16,6 +16,7 @@ import pyhudi
 from pyhudi.codec.log.avro_content import decode_avro_records
 from pyhudi.codec.log.reader import read_log_file
 from pyhudi.exceptions import ConfigError
+from pyhudi.metadata import read_view
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType
 from pyhudi.services.compaction.execute import run_compaction
 from pyhudi.table.context import TableContext
@@ -139,6 +140,7 @@ def test_a_killed_cdc_write_is_rolled_back_and_clean_takes_cdc_logs_with_their_s
         **{
             "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
             "hoodie.cleaner.fileversions.retained": "1",
+            "hoodie.metadata.enable": "true",  # the cleaner lists files through it
         }
     )
     _write(spark, path, range(4), 1, "a", "insert", options)
@@ -166,6 +168,10 @@ def test_a_killed_cdc_write_is_rolled_back_and_clean_takes_cdc_logs_with_their_s
     # The upsert's slices were cleaned (one file version retained), CDC logs included.
     assert not _cdc_logs(path, upsert)
     assert sorted(_cdc_logs(path, result.instant_time)) == ["p0", "p1"]
+    # The metadata table's file listing follows: the kept CDC logs listed, the cleaned ones not.
+    listing = read_view(TableContext.open(path), {}).listing.files
+    listed = {(p, f.name) for p, files in listing.items() for f in files if f.name.endswith(".cdc")}
+    assert listed == {(p, n) for p, n in _cdc_logs(path, result.instant_time).items()}
 
     with pytest.raises(ConfigError, match=r"hoodie\.table\.cdc\.enabled='false'"):
         pyhudi.write(

@@ -32,6 +32,8 @@ def commit_files_records(metadata: CommitMetadata) -> list[MetadataRecord]:
                 continue  # an empty partition
             name = posixpath.basename(stat.path)
             sizes[name] = max(sizes.get(name, 0), int(stat.file_size_bytes))
+            for cdc_path, size in (stat.cdc_stats or {}).items():  # the write's CDC logs too
+                sizes[posixpath.basename(cdc_path)] = int(size)
         records.append(file_list_record(partition, sizes))
     return records
 
