@@ -16,6 +16,7 @@ from hypothesis import settings
 
 from tests.helpers.fixtures import TEST_JVM_OPTIONS, table_names, unzip_table
 from tests.helpers.jvm_archive import archive_path, jvm_options, start_building
+from tests.helpers.pycache import use_bytecode_cache
 from tests.helpers.s3 import MotoServer, environment, free_port, s3a_conf, s3a_jars
 
 #: Every JVM the tests start through the `java` launcher (the shared session, the Hudi judges, the
@@ -25,6 +26,11 @@ from tests.helpers.s3 import MotoServer, environment, free_port, s3a_conf, s3a_j
 #: start once the class-data archive of Spark's classes is built map it (`tests/helpers/jvm_archive`).
 JVM_ARCHIVE = archive_path()
 os.environ.setdefault("JDK_JAVA_OPTIONS", jvm_options(JVM_ARCHIVE))
+
+#: The Python processes started after this (the xdist workers, every Spark process's driver and
+#: Python workers) keep their compiled bytecode in a cache outside the repository: a Spark
+#: process's workers import pyhudi a dozen times (`tests/helpers/pycache`).
+use_bytecode_cache(os.environ)
 
 #: This test process's S3 endpoint (moto, started on first use by the `s3_server` fixture). Its
 #: address is fixed before any Spark JVM starts, so the shared session's S3A and the Python
