@@ -25,6 +25,7 @@ image, then joined with the `op`/`ts_ms` bytes and the union branches row by row
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import struct
@@ -54,9 +55,13 @@ OP_KEY_SCHEMA = (
 )
 _HEAD = struct.Struct(">ii")
 _BINARY = pa.large_binary()
-_NULL_BRANCH = pa.scalar(b"\x00", _BINARY)
-_VALUE_BRANCH = pa.scalar(b"\x02", _BINARY)
-_NO_SEPARATOR = pa.scalar(b"", _BINARY)
+
+
+@functools.cache
+def _scalar(value: bytes) -> pa.Scalar:
+    """A binary scalar, made on first use: `pa.scalar` at import time imports pandas, which would
+    cost every Spark Python worker that imports pyhudi half a second."""
+    return pa.scalar(value, _BINARY)
 
 
 class CdcMode(str, Enum):
@@ -159,7 +164,7 @@ def changes_between(old: pa.Table, new: pa.Table) -> Changes:
 @dataclass(frozen=True)
 class _Layout:
     """The CDC rows in order (updates and deletes in stored order, then inserts): their `op`
-    codes (`_OPS`), the stored rows they show before, the new rows they show after, and for each
+    codes (`_OP_NAMES`), the stored rows they show before, the new rows they show after, and for each
     CDC row its slot in those (-1: none)."""
 
     codes: np.ndarray
@@ -184,7 +189,7 @@ class _Layout:
         return cls(codes, changed_old[order], after_rows.astype(np.int64), before_slot, after_slot)
 
 
-_OPS = pa.array(["u", "d", "i"], pa.string())
+_OP_NAMES = ("u", "d", "i")
 
 
 def cdc_content(
@@ -193,7 +198,7 @@ def cdc_content(
     """The CDC block content of `changes` (positions in `old`, the stored rows, and `new`)."""
     rows = _Layout.of(changes)
     n = len(rows.codes)
-    op = _OPS.take(pa.array(rows.codes))
+    op = pa.array(_OP_NAMES, pa.string()).take(pa.array(rows.codes))
     keys = pa.concat_arrays(
         [
             _column(old, RECORD_KEY).take(pa.array(rows.changed_old)).cast(pa.string()),
@@ -249,23 +254,25 @@ def _encoded(table: pa.Table, schema_json: str) -> pa.Array:
 def _image(rows: pa.Table, schema_json: str, slot: np.ndarray) -> pa.Array:
     """The `["null", record]` union of each CDC row: branch 1 and the record where `slot` names
     one of `rows`, branch 0 where it is -1."""
-    present = pc.binary_join_element_wise(_VALUE_BRANCH, _encoded(rows, schema_json), _NO_SEPARATOR)
+    present = pc.binary_join_element_wise(
+        _scalar(b"\x02"), _encoded(rows, schema_json), _scalar(b"")
+    )
     indices = pa.array(np.clip(slot, 0, None), pa.int64(), mask=slot < 0)
     if len(present) == 0:
-        return pa.repeat(_NULL_BRANCH, len(slot))
-    return pc.fill_null(present.take(indices), _NULL_BRANCH)
+        return pa.repeat(_scalar(b"\x00"), len(slot))
+    return pc.fill_null(present.take(indices), _scalar(b"\x00"))
 
 
 def _block_content(pieces: list[pa.Array], n: int) -> bytes:
     head = _HEAD.pack(BLOCK_CONTENT_VERSION, n)
     if n == 0:
         return head
-    records = pc.binary_join_element_wise(*pieces, _NO_SEPARATOR)
+    records = pc.binary_join_element_wise(*pieces, _scalar(b""))
     lengths = pc.binary_length(records).to_numpy(zero_copy_only=False).astype(">i4")
     prefix = pa.FixedSizeBinaryArray.from_buffers(
         pa.binary(4), n, [None, pa.py_buffer(lengths.tobytes())]
     ).cast(_BINARY)
-    framed = pc.binary_join_element_wise(prefix, records, _NO_SEPARATOR)
+    framed = pc.binary_join_element_wise(prefix, records, _scalar(b""))
     offsets = np.frombuffer(framed.buffers()[1], np.int64)[framed.offset : framed.offset + n + 1]
     data = framed.buffers()[2]
     return head + data.to_pybytes()[int(offsets[0]) : int(offsets[-1])]

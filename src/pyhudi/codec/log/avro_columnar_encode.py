@@ -28,7 +28,6 @@ _HEADER = struct.Struct(">ii")
 _BLOCK_CONTENT_VERSION = 3
 _TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _STRING_TYPES = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
-_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
 _BYTE_BITS = np.array([i.bit_length() for i in range(256)], np.int64)
 
 
@@ -346,7 +345,8 @@ def _interleave(pieces: list[_Piece], n: int) -> tuple[np.ndarray, np.ndarray]:
         )
         for s in slices
     ]
-    joined = pc.binary_join_element_wise(*arrays, _NO_SEPARATOR)
+    # (the separator made here: `pa.scalar` at import time would import pandas in every worker)
+    joined = pc.binary_join_element_wise(*arrays, pa.scalar(b"", pa.large_binary()))
     offsets = np.frombuffer(joined.buffers()[1], np.int64, n + 1, joined.offset * 8)
     data = np.frombuffer(joined.buffers()[2], np.uint8)
     return data[offsets[0] : offsets[-1]], offsets - offsets[0]
