@@ -14,31 +14,14 @@ import pyarrow.parquet as pq
 import pyhudi
 from pyhudi.services.compaction.execute import run_compaction
 from pyhudi.table.context import TableContext
+from tests.spark.test_cdc_writes import _options, _rows  # the same table and rows
 
-SCHEMA = "id string, ts bigint, v string, p string"
 DATA = ("id", "ts", "v", "p")
 CDC_QUERY = {
     "hoodie.datasource.query.type": "incremental",
     "hoodie.datasource.query.incremental.format": "cdc",
     "hoodie.datasource.read.begin.instanttime": "0",
 }
-
-
-def _options(mode: str, **extra: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": "t",
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.partitionpath.field": "p",
-        "hoodie.table.cdc.enabled": "true",
-        "hoodie.table.cdc.supplemental.logging.mode": mode,
-        "hoodie.metadata.enable": "false",
-        **extra,
-    }
-
-
-def _rows(spark, ids, ts, v):  # type: ignore[no-untyped-def]
-    return spark.createDataFrame([(f"k{i}", ts, v, f"p{i % 2}") for i in ids], SCHEMA)
 
 
 def _write(spark, path, ids, ts, v, operation, options) -> str:  # type: ignore[no-untyped-def]
