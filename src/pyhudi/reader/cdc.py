@@ -18,7 +18,6 @@ meta fields); images read from data files hold the meta fields too, as Hudi retu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -38,9 +37,9 @@ from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType, WriteOperationType
-from pyhudi.model.file import FileSlice
+from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Action, Instant
-from pyhudi.reader.cdc_json import json_rows, json_value
+from pyhudi.reader.cdc_json import json_record, json_rows
 from pyhudi.reader.planner import incremental_plan_base, incremental_window
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.storage import Storage
@@ -141,7 +140,6 @@ def plan_cdc(ctx: TableContext, options: Mapping[str, str]) -> CdcPlan:
     """The CDC tasks of the incremental window the options give (see the module doc)."""
     opts = dict(options)
     check_read_options(opts)  # misspelt keys are never ignored
-    check_cdc_options(opts)
     if (ctx.config.get(CDC_ENABLED_KEY) or "false").strip().lower() != "true":
         raise ConfigError(
             f"{ctx.base_path} is not a CDC table (hoodie.table.cdc.enabled is off): it has no "
@@ -171,15 +169,10 @@ class _Planner:
         self.ctx, self.mode = ctx, mode
         self.changes: dict[tuple[str, str], list[CdcChange]] = {}
         self.view = ctx.view()
-        self.template = (
-            slice_tasks(
-                ctx, incremental_plan_base(ctx), [FileSlice("", "", ctx.active.timeline.first.time)]
-            )[0]
-            if ctx.active.timeline.first
-            else None
-        )
+        self.plan = incremental_plan_base(ctx)
         self.completed = list(ctx.active.timeline.commits())
-        self._memo: dict[tuple[str | None, str], dict[str, FileSlice]] = {}
+        self._groups_memo: dict[tuple[str | None, str], dict[str, FileGroup]] = {}
+        self._slices_memo: dict[tuple[str | None, str], dict[str, FileSlice]] = {}
 
     def tasks(self) -> tuple[CdcTask, ...]:
         return tuple(
@@ -253,39 +246,33 @@ class _Planner:
 
     # ---- slices -------------------------------------------------------------------------------
     def _task(self, file_slice: FileSlice, as_of: str) -> SliceTask:
-        assert self.template is not None
+        """The slice read as the table stood at `as_of` (commits after it invisible)."""
+        (task,) = slice_tasks(self.ctx, self.plan, [file_slice])
         visible = frozenset(i.time for i in self.completed if i.time <= as_of)
-        logs = tuple(log.relative_path for log in file_slice.log_files if not log.is_cdc)
-        return replace(
-            self.template,
-            partition_path=file_slice.partition_path,
-            file_id=file_slice.file_id,
-            base_file=file_slice.base_file.relative_path if file_slice.base_file else None,
-            log_files=logs,
-            visible_instants=visible,
-            as_of=as_of,
-            commit_times=None,
-            bootstrap_source=(
-                file_slice.base_file.bootstrap_source_path if file_slice.base_file else None
-            ),
-        )
+        return replace(task, visible_instants=visible, as_of=as_of, commit_times=None)
 
-    def _groups(self, as_of: str | None, partition: str) -> dict[str, FileSlice]:
-        """The latest (merged) slice of each file group of `partition` as of `as_of`, replaced
-        groups included (memoised: a commit touches many groups of one partition)."""
+    def _groups(self, as_of: str | None, partition: str) -> dict[str, FileGroup]:
+        """Every file group of `partition` as of `as_of`, replaced groups included (memoised: a
+        commit touches many groups of one partition)."""
         key = (as_of, partition)
-        if key not in self._memo:
-            slices: dict[str, FileSlice] = {}
-            for group in self.view.file_groups(as_of, [partition], include_replaced=True):
-                if group.slices:
-                    slices[group.file_id] = group.slices[0]
+        if key not in self._groups_memo:
+            groups = self.view.file_groups(as_of, [partition], include_replaced=True)
+            self._groups_memo[key] = {g.file_id: g for g in groups}
+        return self._groups_memo[key]
+
+    def _latest(self, as_of: str | None, partition: str) -> dict[str, FileSlice]:
+        """The latest slice of each file group as of `as_of`: merged across a pending
+        compaction, as a snapshot reads it; a replaced group's last slice."""
+        key = (as_of, partition)
+        if key not in self._slices_memo:
+            slices = {f: g.slices[0] for f, g in self._groups(as_of, partition).items() if g.slices}
             for merged in self.view.latest_merged_file_slices(as_of, [partition]):
                 slices[merged.file_id] = merged
-            self._memo[key] = slices
-        return self._memo[key]
+            self._slices_memo[key] = slices
+        return self._slices_memo[key]
 
     def _slice_as_of(self, as_of: str, partition: str, file_id: str) -> SliceTask | None:
-        file_slice = self._groups(as_of, partition).get(file_id)
+        file_slice = self._latest(as_of, partition).get(file_id)
         return self._task(file_slice, as_of) if file_slice is not None else None
 
     def _slice_at(self, instant: Instant, partition: str, file_id: str) -> SliceTask | None:
@@ -296,15 +283,11 @@ class _Planner:
 
     def _base_file_slice(self, partition: str, file_id: str, commit: str) -> SliceTask | None:
         """The file group's base file written by `commit`, as a slice of its own."""
-        for group in self.view.file_groups(commit, [partition], include_replaced=True):
-            if group.file_id != file_id:
-                continue
-            for file_slice in group.slices:
-                base = file_slice.base_file
-                if base is not None and base.instant_time == commit:
-                    return self._task(
-                        FileSlice(partition, file_id, base.instant_time, base), commit
-                    )
+        group = self._groups(commit, partition).get(file_id)
+        for file_slice in group.slices if group is not None else ():
+            base = file_slice.base_file
+            if base is not None and base.instant_time == commit:
+                return self._task(FileSlice(partition, file_id, base.instant_time, base), commit)
         return None
 
 
@@ -363,8 +346,7 @@ def _table(op: str | list[str], instant: str, before: Any, after: Any) -> pa.Tab
 def _diff(instant: str, before: pa.Table, after: pa.Table) -> pa.Table:
     """A log file's changes: keys it added (`i`), removed (`d`) or whose merged record changed
     (`u`), as Hudi tells them by merging the log's records into the slice before it."""
-    old = dict(zip(before.column(RECORD_KEY).to_pylist(), _json_rows(before), strict=True))
-    new = dict(zip(after.column(RECORD_KEY).to_pylist(), _json_rows(after), strict=True))
+    old, new = _images_by_key(before), _images_by_key(after)
     rows: list[tuple[str, str | None, str | None]] = []
     for key, image in new.items():
         previous = old.get(key)
@@ -402,12 +384,16 @@ def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
         records.extend(decode_avro_records(content, schema))
     ops = [str(r.get("op")) for r in records]
     keys = [str(r.get("record_key")) for r in records]
-    after_images = _images_by_key(task, change.base_file) if change.base_file else {}
+    after_images = (
+        _images_by_key(read_base_file(task.storage, task.path(change.base_file)))
+        if change.base_file
+        else {}
+    )
     afters = [after_images.get(k) if op != "d" else None for k, op in zip(keys, ops, strict=True)]
     if task.mode == DATA_BEFORE:
         befores = [_logged_image(r.get("before")) for r in records]
     else:
-        old = _images_by_key_slice(change.before) if change.before is not None else {}
+        old = _images_by_key(read_slice(change.before)) if change.before is not None else {}
         befores = [old.get(k) if op != "i" else None for k, op in zip(keys, ops, strict=True)]
     return _table(ops, change.instant, befores, afters)
 
@@ -436,13 +422,8 @@ def _logged_images(instant: str, content: bytes, schema: str) -> pa.Table:
     )
 
 
-def _images_by_key(task: CdcTask, relative: str) -> dict[str, str]:
-    table = read_base_file(task.storage, task.path(relative))
-    return dict(zip(table.column(RECORD_KEY).to_pylist(), _json_rows(table), strict=True))
-
-
-def _images_by_key_slice(slice_task: SliceTask) -> dict[str, str]:
-    table = read_slice(slice_task)
+def _images_by_key(table: pa.Table) -> dict[str, str]:
+    """Record key -> the record's JSON image, of every row of `table`."""
     return dict(zip(table.column(RECORD_KEY).to_pylist(), _json_rows(table), strict=True))
 
 
@@ -451,7 +432,7 @@ def _images_by_key_slice(slice_task: SliceTask) -> dict[str, str]:
 
 def _logged_image(record: Any) -> str | None:
     """A CDC log's image: Hudi prints the Avro record (`GenericData.toString` spacing)."""
-    return None if record is None else _SPACED(record)
+    return None if record is None else json_record(record)
 
 
 def _json_rows(table: pa.Table) -> list[str]:
@@ -459,17 +440,6 @@ def _json_rows(table: pa.Table) -> list[str]:
     names = [n for n in META_FIELDS if n in table.column_names]
     names += [n for n in table.column_names if n not in META_FIELDS]
     return json_rows(table.select(names), spaced=False).to_pylist()  # type: ignore[no-any-return]
-
-
-_SPACED = json.JSONEncoder(default=json_value, ensure_ascii=False).encode
-
-
-def check_cdc_options(options: Mapping[str, str]) -> None:
-    """A CDC query needs the begin instant, as Hudi's does."""
-    if rkeys.BEGIN_INSTANT.get(options) is None:
-        raise ConfigError(
-            f"CDC queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant; '0' for all)"
-        )
 
 
 __all__ = [

@@ -45,6 +45,11 @@ _SPACED = json.JSONEncoder(default=json_value, ensure_ascii=False).encode
 _COMPACT = json.JSONEncoder(default=json_value, separators=(",", ":"), ensure_ascii=False).encode
 
 
+def json_record(value: Any) -> str:
+    """One value (a decoded record) as spaced JSON text, as `json_rows(spaced=True)` prints."""
+    return _SPACED(value)
+
+
 def json_rows(columns: pa.Table | pa.StructArray, *, spaced: bool) -> pa.Array:
     """The JSON object text of each row (`{"a": 1, "b": "x"}` spaced, `{"a":1,"b":"x"}` not);
     a null struct row gives a null."""

@@ -227,7 +227,8 @@ def incremental_window(ctx: TableContext, opts: Mapping[str, str]) -> list[Insta
     begin = rkeys.BEGIN_INSTANT.get(opts)
     if begin is None:
         raise ConfigError(
-            f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
+            f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant; "
+            "'0' for all)"
         )
     begin_time = "000" if begin in ("000", "0") else normalize_instant_time(begin)
     end = rkeys.END_INSTANT.get(opts)
@@ -279,10 +280,7 @@ def incremental_plan_base(ctx: TableContext) -> ReadPlan:
 def _plan_incremental(
     ctx: TableContext, opts: Mapping[str, str], filters: tuple[PartitionFilter, ...]
 ) -> ReadPlan:
-    if rkeys.BEGIN_INSTANT.get(opts) is None:
-        raise ConfigError(
-            f"incremental queries need {rkeys.BEGIN_INSTANT.key} (exclusive start instant)"
-        )
+    window = incremental_window(ctx, opts)  # checks the begin instant first
     if not ctx.config.populate_meta_fields:
         # Rows carry no commit time to select them by: Hudi refuses too (its COW and MOR
         # incremental relations, 0.x and 1.x), rather than return the changed file groups whole.
@@ -290,7 +288,6 @@ def _plan_incremental(
             "incremental queries are not supported when meta fields are disabled "
             "(the table has hoodie.populate.meta.fields=false)"
         )
-    window = incremental_window(ctx, opts)
     as_of = max((i.time for i in window), default=None)
     schema = table_arrow_schema(ctx, as_of) or table_arrow_schema(ctx) or pa.schema([])
     if not window:
