@@ -113,8 +113,6 @@ class _Scope:
     pending_floor: str | None
     writes_pending: bool
     listed: dict[str, dict[str, str]]  # partition -> data file name -> file id
-    #: (partition, file id, base instant) -> the slice's CDC logs (relative paths).
-    cdc_logs: dict[tuple[str, str, str], list[str]]
 
     @classmethod
     def load(cls, ctx: TableContext, config: CleanConfig, earliest: str | None) -> _Scope:
@@ -138,7 +136,6 @@ class _Scope:
             pending_floor=first_pending.time if first_pending else None,
             writes_pending=bool(pending.with_actions(*_WRITE_ACTIONS)),
             listed={p: _data_files(p, fs) for p, fs in view.listing.files.items()},
-            cdc_logs=_cdc_logs(view.listing.files),
         )
 
     # ---- per slice -----------------------------------------------------------------------------
@@ -166,12 +163,10 @@ class _Scope:
 
     def files_of(self, file_slice: FileSlice) -> list[CleanFileInfo]:
         """Base file then log files, as full URIs (Hudi's `getCleanFileInfoForSlice`)."""
+        # (its log files include its CDC logs: the view counts them as the slice's, as Hudi's)
         relative = [lf.relative_path for lf in file_slice.log_files]
         if file_slice.base_file is not None:
             relative.insert(0, file_slice.base_file.relative_path)
-        # Its CDC logs go with it (Hudi's view counts them as the slice's log files).
-        key = (file_slice.partition_path, file_slice.file_id, file_slice.base_instant_time)
-        relative.extend(r for r in self.cdc_logs.get(key, ()) if r not in relative)
         return [CleanFileInfo(self.ctx.storage.uri(self.ctx.path(r))) for r in relative]
 
 
@@ -230,19 +225,6 @@ def _savepointed_files(ctx: TableContext) -> frozenset[str]:
         for partition in (metadata.get("partitionMetadata") or {}).values():
             names.update(posixpath.basename(n) for n in partition.get("savepointDataFile") or [])
     return frozenset(names)
-
-
-def _cdc_logs(files: Mapping[str, Iterable[Any]]) -> dict[tuple[str, str, str], list[str]]:
-    """The listed CDC logs by (partition, file id, instant): a CDC log is named after the base
-    file its merge wrote, so after the slice it belongs to."""
-    found: dict[tuple[str, str, str], list[str]] = {}
-    for partition, statuses in files.items():
-        for status in statuses:
-            log = parse_log_file(partition, status.name)
-            if log is not None and log.is_cdc:
-                key = (partition, log.file_id, str(log.base_instant_time))
-                found.setdefault(key, []).append(log.relative_path)
-    return found
 
 
 def _data_files(partition: str, statuses: Iterable[Any]) -> dict[str, str]:
