@@ -106,8 +106,13 @@ def test_merge_errors_name_the_problem_and_leave_the_table_as_it_was(spark, tmp_
         ),
         (
             UnsupportedOperationError,
-            "not a record key",
+            r"'ts' is neither the table's record key \(id\) nor a partition field",
             merge(source, "t.id = s.id AND t.ts = s.ts").when_matched_delete(),
+        ),
+        (
+            ConfigError,
+            "the target table has no column 'uid'",
+            merge(source, "t.uid = s.id").when_matched_delete(),
         ),
         (InvalidRecordError, "id='a'", merge(dupes).when_matched_update_all()),
         (InvalidRecordError, "insert of id='z'", merge(new_keys).when_not_matched_insert_all()),

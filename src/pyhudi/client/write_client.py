@@ -20,6 +20,7 @@ from pyhudi.client.post_commit import run_inline_services
 from pyhudi.client.upgrade import upgrade_for_write
 from pyhudi.config import write as write_keys
 from pyhudi.exceptions import ConfigError, TableExistsError, UnsupportedOperationError
+from pyhudi.index.table_layout import index_options_for_table
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
 from pyhudi.model.results import CommitResult
@@ -82,6 +83,7 @@ def write(
         existing.check_writable()
         if upgrade_for_write(df.sparkSession, existing, options) is not None:
             existing = TableContext.open(path)
+        options = index_options_for_table(existing, options)
     cfg = resolve_write_config(options, existing.config if existing else None)
     if cfg.operation in (WriteOperationType.COMPACT, WriteOperationType.LOG_COMPACT):
         return compact(df.sparkSession, path, cfg, existing)

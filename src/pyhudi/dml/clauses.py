@@ -110,12 +110,17 @@ def check_on_condition(
             raise UnsupportedOperationError(
                 f"ON condition {part.sql(dialect='spark')!r} compares the target with itself"
             )
+        if name.lower() not in lowered_columns:
+            raise ConfigError(
+                f"ON condition {part.sql(dialect='spark')!r}: the target table has no column "
+                f"{name!r} (its columns: {_listed(target_columns)})"
+            )
         if name.lower() not in allowed:
-            kind = "a column of the table" if name.lower() in lowered_columns else "no column"
+            keys = ", ".join(record_key_fields)
             raise UnsupportedOperationError(
-                f"ON condition {part.sql(dialect='spark')!r}: {name!r} is {kind} but not a record "
-                f"key or partition field (record key: {', '.join(record_key_fields)}); Hudi "
-                "matches rows by record key"
+                f"ON condition {part.sql(dialect='spark')!r}: {name!r} is neither the table's "
+                f"record key ({keys}) nor a partition field; Hudi matches rows by record key, "
+                f"so write the condition on {keys}"
             )
         equalities[allowed[name.lower()]] = other.sql(dialect="spark")
     missing = [k for k in record_key_fields if k not in equalities]
@@ -126,6 +131,11 @@ def check_on_condition(
             f"{source_alias}.{missing[0]}')"
         )
     return KeyMatch(equalities)
+
+
+def _listed(names: Sequence[str], at_most: int = 20) -> str:
+    shown = ", ".join(names[:at_most])
+    return shown if len(names) <= at_most else f"{shown}, ... ({len(names)} in all)"
 
 
 def _conjuncts(node: exp.Expression) -> list[exp.Expression]:

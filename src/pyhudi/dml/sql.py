@@ -20,9 +20,13 @@ from pyhudi.dml import statements
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
 from pyhudi.dml.procedures import call_procedure
+from pyhudi.dml.target import STATEMENT_KEYS
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.reader.dataframe import read as read_frame
 from pyhudi.spark.datasource import register
+
+#: Session settings with this prefix are Hudi's write options.
+HOODIE_PREFIX = "hoodie."
 
 #: The schema of what MERGE, UPDATE and DELETE return (the counts Delta Lake's SQL returns, and
 #: the instant of the commit).
@@ -52,20 +56,40 @@ def _alias(table: exp.Expression) -> str:
     return str(table.alias or table.name)
 
 
+def session_options(spark: SparkSession) -> dict[str, str]:
+    """The `hoodie.*` settings of the session (`SET hoodie.index.type=BUCKET`): Hudi's SQL writes
+    take them as write options, as pyhudi's statements do; the keys a statement decides itself
+    (a session's `hoodie.datasource.write.operation`, say) do not apply to it, as in Hudi."""
+    rows = spark.sql("SET").collect()
+    decided = {name for option in STATEMENT_KEYS for name in (option.key, *option.aliases)}
+    return {
+        str(r[0]): str(r[1])
+        for r in rows
+        if str(r[0]).startswith(HOODIE_PREFIX) and str(r[0]) not in decided
+    }
+
+
 def _run_dml(spark: SparkSession, parsed: exp.Expression, path: str) -> MergeResult:
     alias = _alias(parsed.this)
     where = parsed.args.get("where")
     predicate = where.this.sql(dialect="spark") if where is not None else None
+    options = session_options(spark)
     if isinstance(parsed, exp.Delete):
-        return statements.delete(spark, path, predicate, alias=alias)
+        return statements.delete(spark, path, predicate, options, alias=alias)
     if isinstance(parsed, exp.Update):
         assignments = {_target_name(eq.this): _sql(eq.expression) for eq in parsed.expressions}
-        return statements.update(spark, path, assignments, predicate, alias=alias)
+        return statements.update(spark, path, assignments, predicate, options, alias=alias)
     assert isinstance(parsed, exp.Merge)
-    return _merge(spark, parsed, path, alias)
+    return _merge(spark, parsed, path, alias, options)
 
 
-def _merge(spark: SparkSession, merge: exp.Merge, path: str, target_alias: str) -> MergeResult:
+def _merge(
+    spark: SparkSession,
+    merge: exp.Merge,
+    path: str,
+    target_alias: str,
+    options: dict[str, str],
+) -> MergeResult:
     using = merge.args["using"]
     source_alias = _alias(using)
     builder = MergeBuilder(
@@ -74,6 +98,7 @@ def _merge(spark: SparkSession, merge: exp.Merge, path: str, target_alias: str) 
         _sql(merge.args["on"]),
         source_alias=source_alias,
         target_alias=target_alias,
+        options=options,
     )
     whens = merge.args.get("whens")
     for when in whens.expressions if whens is not None else []:

@@ -25,7 +25,7 @@ from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import WriteConfig, resolve_write_config
 
 #: Keys a statement decides itself: a user's value would change what it means.
-_STATEMENT_KEYS = (
+STATEMENT_KEYS = (
     write_keys.OPERATION,
     write_keys.PAYLOAD_CLASS,
     write_keys.COMBINE_BEFORE_UPSERT,
@@ -58,7 +58,7 @@ class StatementTarget:
     ) -> StatementTarget:
         """The table at `path` (`TableNotFoundError` if none); `options` are write options."""
         given = {str(k): str(v) for k, v in (options or {}).items()}
-        for option in _STATEMENT_KEYS:
+        for option in STATEMENT_KEYS:
             if option.is_set(given):
                 raise ConfigError(f"{what} decides {option.key} itself; leave it out of options")
         ctx = TableContext.open(path)

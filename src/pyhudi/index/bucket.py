@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.exceptions import ConfigError
+from pyhudi.index.table_layout import bucket_of_file_id
 from pyhudi.spark_env import rows_frame
 
 _TWO_32 = 1 << 32
@@ -67,13 +68,6 @@ def bucket_id_column(
 
 def bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
-
-
-def bucket_of_file_id(file_id: str) -> int | None:
-    try:
-        return int(file_id[:8])
-    except ValueError:
-        return None
 
 
 def java_string_hashes(keys: pa.Array) -> np.ndarray:

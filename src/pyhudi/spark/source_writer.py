@@ -21,6 +21,7 @@ from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
 from pyhudi.file_group.control_columns import DELETE
 from pyhudi.file_group.identity import task_identity
 from pyhudi.file_group.log_append import LogSpec
+from pyhudi.index.table_layout import index_options_for_table
 from pyhudi.keygen.arrow import partition_paths, record_keys
 from pyhudi.keygen.arrow_check import check_arrow_partition_values
 from pyhudi.merge.config import MergeMode
@@ -115,6 +116,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         existing = TableContext.open(path) if TableContext.exists(path) else None
         if existing is not None:
             existing.check_writable()
+            options = index_options_for_table(existing, options)
         cfg = resolve_write_config(options, existing.config if existing else None)
         check_data_source_operation(cfg)
         schema = conformed_schema(schema, cfg.options)  # Avro-valid names before a table exists
