@@ -28,6 +28,10 @@ class TableExistsError(HudiError):
     """A table was to be created where one already exists."""
 
 
+class NotAHudiTableError(HudiError, FileExistsError):
+    """A write would create a table in a folder that holds something else (files, folders)."""
+
+
 class UnsupportedVersionError(HudiError):
     """The table version (or log/plan version) is one pyhudi cannot read or write."""
 

@@ -81,7 +81,13 @@ def test_merge_overwrite_and_delete_partition_on_a_bucketed_version_9_table(spar
     source = df_of(spark, [trip(1, ts=5), trip(2, ts=5), trip(3, ts=0), trip(20, ts=5)])
     (
         pyhudi.HudiTable(path)
-        .merge(source, "t.uuid = s.uuid", source_alias="s", target_alias="t")
+        .merge(
+            source,
+            "t.uuid = s.uuid",
+            source_alias="s",
+            target_alias="t",
+            options={k: v for k, v in options.items() if "bucket" in k or "index" in k},
+        )
         .when_matched_delete("s.uuid = 'id-00002'")
         .when_matched_update_all()
         .when_not_matched_insert_all()

@@ -306,7 +306,7 @@ def initialise_metadata_table(ctx: TableContext) -> str:
     listed = committed_data_files(ctx.view(), None, ctx.storage)
     records = [partition_list_record(listed)]
     records += [file_list_record(p, files) for p, files in sorted(listed.items()) if files]
-    mdt = TableContext.create(ctx.storage.uri(path), metadata_table_properties(ctx))
+    mdt = TableContext.create(ctx.storage.uri(path), metadata_table_properties(ctx), in_folder=True)
     write_base_deltacommit(mdt, init_time, records)
     ctx.update_properties(
         {tkeys.METADATA_PARTITIONS.key: FILES_PARTITION, tkeys.METADATA_PARTITIONS_INFLIGHT.key: ""}

@@ -14,7 +14,12 @@ from pyhudi.codec.properties import (
 )
 from pyhudi.config import archival as archival_keys
 from pyhudi.config import table as keys
-from pyhudi.exceptions import CorruptFileError, TableExistsError, TableNotFoundError
+from pyhudi.exceptions import (
+    CorruptFileError,
+    NotAHudiTableError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from pyhudi.fs_view import FileSystemView
 from pyhudi.model.instant import InstantTime
 from pyhudi.storage import Storage
@@ -79,13 +84,18 @@ class TableContext:
         )
 
     @classmethod
-    def create(cls, uri: str, props: Mapping[str, str]) -> TableContext:
-        """Initialise `.hoodie/` and write `hoodie.properties` (with its checksum)."""
+    def create(cls, uri: str, props: Mapping[str, str], *, in_folder: bool = False) -> TableContext:
+        """Initialise `.hoodie/` and write `hoodie.properties` (with its checksum). The folder
+        must be new or empty (a `.hoodie/` without properties, from a creation that stopped, is
+        taken up), else `NotAHudiTableError`; `in_folder`: any folder will do (the metadata
+        table's, whose leftovers its writer clears)."""
         storage, base_path = Storage.for_uri(uri)
         storage = storage.scoped(base_path)
         meta = posixpath.join(base_path, META_FOLDER)
         if storage.exists(posixpath.join(meta, PROPERTIES_FILE)):
             raise TableExistsError(f"a Hudi table already exists at {uri}")
+        if not in_folder:
+            _check_no_foreign_entries(storage, base_path, uri)
         entries = dict(props)
         entries[keys.CHECKSUM.key] = str(
             table_checksum(entries[keys.NAME.key], entries.get(keys.DATABASE.key))
@@ -218,3 +228,24 @@ def _check_checksum(props: Mapping[str, str], path: str) -> None:
         return  # Hudi >= 0.15 validates only when present
     if str(table_checksum(name, props.get(keys.DATABASE.key))) != stored.strip():
         raise CorruptFileError(f"{path}: hoodie.table.checksum does not match the table name")
+
+
+#: How many of a folder's foreign entries an error names.
+_NAMED_ENTRIES = 5
+
+
+def _check_no_foreign_entries(storage: Storage, base_path: str, uri: str) -> None:
+    """A new table goes into a new or empty folder: a folder holding files that are not a Hudi
+    table (a parquet dataset, a mistyped path) is left as it is, and named."""
+    names = [s.name for s in storage.list_dir(base_path) if s.name != META_FOLDER]
+    foreign = sorted(names, key=lambda name: (name.startswith("."), name))  # hidden ones last
+    if not foreign:
+        return
+    named = ", ".join(foreign[:_NAMED_ENTRIES])
+    more = f" and {len(foreign) - _NAMED_ENTRIES} more" if len(foreign) > _NAMED_ENTRIES else ""
+    raise NotAHudiTableError(
+        f"{uri} is not a Hudi table (no .hoodie/hoodie.properties) but holds {named}{more}: "
+        "pyhudi creates a table only in a new or empty folder, and changed nothing. Check the "
+        "path; to turn an existing parquet or ORC table into a Hudi table, bootstrap it "
+        "(hoodie.datasource.write.operation=bootstrap, docs/bootstrap.md)"
+    )
