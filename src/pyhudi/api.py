@@ -58,8 +58,8 @@ def write(
     ...     "hoodie.datasource.write.operation": "upsert"})
     """
     from pyhudi.client.write_client import write as _write
-    from pyhudi.spark.datasource import register
     from pyhudi.spark.frames import spark_frame
+    from pyhudi.spark.routing import register
 
     frame = spark_frame(df)
     register(frame.sparkSession)
@@ -123,7 +123,7 @@ def register(spark: SparkSession) -> None:
 
     >>> pyhudi.register(spark)  # doctest: +SKIP
     """
-    from pyhudi.spark.datasource import register as _register
+    from pyhudi.spark.routing import register as _register
 
     _register(spark)
 
@@ -143,7 +143,7 @@ def read(
     scans its source files alone when no meta column is among them).
     """
     from pyhudi.reader.dataframe import read as _read
-    from pyhudi.spark.datasource import register
+    from pyhudi.spark.routing import register
 
     register(spark)
     return _read(spark, path, options, filters=filters, columns=columns)
@@ -179,7 +179,7 @@ def stream_write(
     ...     checkpoint_location="/chk/trips", trigger={"availableNow": True})
     >>> query.awaitTermination()  # doctest: +SKIP
     """
-    from pyhudi.spark.datasource import register
+    from pyhudi.spark.routing import register
     from pyhudi.spark.streaming import stream_write as _stream_write
 
     register(streaming_df.sparkSession)

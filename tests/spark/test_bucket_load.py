@@ -19,6 +19,7 @@ import pyhudi
 from pyhudi.codec.file_names import new_bucket_file_id
 from pyhudi.exceptions import ConfigError, InvalidRecordError
 from pyhudi.index.bucket import bucket_ids
+from pyhudi.spark.source_writer import runs_as_data_source
 from pyhudi.writer import bucket_load
 
 BUCKETS = 4
@@ -209,26 +210,26 @@ def test_a_bucket_load_with_a_bad_partition_value_writes_nothing(spark, tmp_path
         ("insert", "MERGE_ON_READ", "overwrite"),  # insert_overwrite_table
     ],
 )
-def test_the_data_source_refuses_bucket_writes_it_cannot_shuffle(
+def test_data_source_bucket_writes_it_cannot_shuffle_run_as_pyhudi_write(
     spark, tmp_path, operation, table_type, mode
 ):
     """`df.write.format("hudi")` writes merge-on-read bucket tables with upsert / insert / delete
-    (no shuffle needed); any other write into a bucket table would need the shuffle by bucket that
-    Spark's Python Data Source API cannot run, so it is refused before anything is written (it
-    used to write plain file groups, breaking the table's bucket layout)."""
+    (no shuffle needed); any other write into a bucket table needs the shuffle by bucket that
+    Spark's Python Data Source API cannot run: a registered session runs it through
+    `pyhudi.write`, so the files are the buckets' file groups (the data source used to write
+    plain file groups, breaking the table's bucket layout; unregistered, it refuses)."""
+    pyhudi.register(spark)
     path = str(tmp_path / "t")
     options = {
         **OPTIONS,
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.operation": operation,
     }
-    writer = df_of(spark, trips(0, 20)).write.format("hudi").options(**options).mode(mode)
-    with pytest.raises(
-        AnalysisException,
-        match=r"UnsupportedOperationError: .*hoodie.index.type=BUCKET.*pyhudi.write",
-    ):
-        writer.save(path)
-    assert not os.path.exists(path) or not os.listdir(path)
+    assert not runs_as_data_source(path, options, overwrite=mode == "overwrite")
+    df_of(spark, trips(0, 20)).write.format("hudi").options(**options).mode(mode).save(path)
+    assert hudi_rs_table(path).num_rows == 20
+    file_ids = {s.file_id for s in pyhudi.HudiTable(path).latest_file_slices()}
+    assert file_ids and all(re.match(r"\d{8}-", f) for f in file_ids)
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])

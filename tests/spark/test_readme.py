@@ -105,6 +105,11 @@ def _check_writing(spark, namespace: dict[str, Any], data: Path) -> None:  # typ
     assert _count(spark, data / "trips") == 3  # the overwrite of the Spark API block
 
 
+def _check_migrating(spark, namespace: dict[str, Any], data: Path) -> None:  # type: ignore[no-untyped-def]
+    rows = pyhudi.read(spark, str(data / "migrated_trips")).select("uuid", "fare").collect()
+    assert sorted(tuple(r) for r in rows) == [("id-1", 11.0), ("id-3", 6.0)]
+
+
 def _check_services(spark, namespace: dict[str, Any], data: Path) -> None:  # type: ignore[no-untyped-def]
     actions = {i.action.value for i in pyhudi.HudiTable(str(data / "trips_mor")).commits()}
     assert "commit" in actions  # the compaction ran
@@ -129,6 +134,7 @@ def _check_metadata(spark, namespace: dict[str, Any], data: Path) -> None:  # ty
 CHECKS: dict[str, Callable[..., None]] = {
     "README.md": _check_readme,
     "docs/writing.md": _check_writing,
+    "docs/migrating.md": _check_migrating,
     "docs/table-services.md": _check_services,
     "docs/streaming.md": _check_streaming,
     "docs/bootstrap.md": _check_bootstrap,
@@ -144,6 +150,7 @@ RUN_COUNTS = {
     "docs/cli.md": (2, 1),
     "docs/concurrency.md": (3, 1),
     "docs/merge-on-read.md": (2, 0),
+    "docs/migrating.md": (3, 0),
     "docs/metadata-table.md": (7, 2),
     "docs/reading.md": (5, 0),
     "docs/streaming.md": (2, 0),

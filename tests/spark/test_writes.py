@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
+from pyhudi.spark.source_writer import runs_as_data_source
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
@@ -280,13 +280,12 @@ def test_drop_duplicates_keeps_the_stored_records(spark, tmp_path, operation, ta
     assert last.operation_type.value == "INSERT"
     table = hudi_rs_table(path)
     assert sorted(zip(table.column("uuid").to_pylist(), table.column("ts").to_pylist())) == expected
-    if operation == "insert":  # the data source cannot look keys up inside its write: refused
-        writer = df_of(spark, trips(3, 4, ts=9, city="sf")).write.format("hudi").options(**drop)
-        with pytest.raises(
-            AnalysisException,
-            match=r"UnsupportedOperationError: .*drop\.duplicates=true needs an index lookup",
-        ):
-            writer.mode("append").save(path)
+    if operation == "insert":  # the data source cannot look keys up: `pyhudi.write` runs it
+        pyhudi.register(spark)
+        assert not runs_as_data_source(path, drop, overwrite=False)
+        writer = df_of(spark, trips(3, 5, ts=11, city="sf")).write.format("hudi").options(**drop)
+        writer.mode("append").save(path)
+        expected.append(("id-00007", 11))
         assert sorted((r.uuid, r.ts) for r in pyhudi.read(spark, path).collect()) == expected
 
 

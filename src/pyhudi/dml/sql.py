@@ -10,12 +10,15 @@ USING hudi LOCATION ...`). Only the DataFrame API is used: it runs from a Spark 
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from typing import Any
 
 import sqlglot
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import expressions as exp
 
+from pyhudi.config import read as read_keys
 from pyhudi.dml import statements
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
@@ -36,8 +39,25 @@ RESULT_SCHEMA = (
 )
 
 
+_state = threading.local()
+
+
+def in_statement() -> bool:
+    """This thread is running a statement through `run_sql` (whose own `spark.sql` calls go to
+    Spark, not back here)."""
+    return bool(getattr(_state, "depth", 0))
+
+
 def run_sql(spark: SparkSession, statement: str) -> DataFrame:
     """Run `statement` (see the module doc)."""
+    _state.depth = getattr(_state, "depth", 0) + 1
+    try:
+        return _run(spark, statement)
+    finally:
+        _state.depth -= 1
+
+
+def _run(spark: SparkSession, statement: str) -> DataFrame:
     try:
         parsed = sqlglot.parse_one(statement, dialect="spark")
     except sqlglot.errors.SqlglotError:
@@ -49,7 +69,47 @@ def run_sql(spark: SparkSession, statement: str) -> DataFrame:
         if path is not None:
             register(spark)
             return _result_frame(spark, _run_dml(spark, parsed, path))
+    if isinstance(parsed, exp.Query):
+        rewritten = _with_hudi_views(spark, parsed)
+        if rewritten is not None:
+            return spark.sql(rewritten)
     return spark.sql(statement)
+
+
+def _with_hudi_views(spark: SparkSession, query: exp.Query) -> str | None:
+    """The query with each ``hudi.`path` `` table and each Hudi table read `TIMESTAMP AS OF` /
+    `VERSION AS OF` an instant replaced by a temporary view of that read (Spark cannot query a
+    Python data source by path, nor ask one for a version); None when it reads no such table."""
+    replaced = False
+    for table in list(query.find_all(exp.Table)):
+        version = table.args.get("version")
+        is_path = table.db.lower() == PATH_DATABASE and table.this.args.get("quoted")
+        if not is_path and version is None:
+            continue
+        path = hudi_table_path(spark, table)
+        if path is None:
+            continue
+        options = {}
+        if version is not None:
+            instant = version.expression
+            if not isinstance(instant, exp.Literal):
+                raise ConfigError(
+                    f"{_sql(version)}: time travel takes an instant or a timestamp literal"
+                )
+            options[read_keys.AS_OF_INSTANT.key] = str(instant.this)
+        view = _view_name(path, options)
+        read_frame(spark, path, options).createOrReplaceTempView(view)
+        alias = table.args.get("alias")
+        if alias is None and not is_path:  # `t.col` still names the table's columns
+            alias = exp.TableAlias(this=exp.to_identifier(table.name))
+        table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+        replaced = True
+    return query.sql(dialect="spark") if replaced else None
+
+
+def _view_name(path: str, options: dict[str, str]) -> str:
+    digest = hashlib.sha1(repr((path, sorted(options.items()))).encode()).hexdigest()[:16]
+    return f"__pyhudi_{digest}"
 
 
 def _alias(table: exp.Expression) -> str:

@@ -12,6 +12,7 @@ import weakref
 
 from pyspark.sql import SparkSession
 
+from pyhudi.exceptions import ConfigError
 from pyhudi.spark_env import is_connect, s3a_conf
 from pyhudi.storage.s3conf import use_conf
 
@@ -22,16 +23,50 @@ _registered: weakref.WeakSet[SparkSession] = weakref.WeakSet()
 _registered_remote: set[str] = set()
 
 
+#: The session settings of Hudi's Spark bundle, which name classes only the bundle's jar has.
+HUDI_BUNDLE_SETTINGS = {
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+}
+
+
+def check_session_settings(spark: SparkSession) -> None:
+    """A session set up for Hudi's bundle (its extension, catalog or Kryo registrator) fails on
+    classes pyhudi does not ship (`CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND` on every SQL
+    statement): say at once which settings to remove."""
+    found = []
+    for key, hudi_class in HUDI_BUNDLE_SETTINGS.items():
+        value = spark.conf.get(key, None) or ""
+        if hudi_class in value:
+            found.append(f"{key}={value}")
+    if found:
+        raise ConfigError(
+            "this SparkSession is set up for Apache Hudi's Spark bundle, whose classes pyhudi "
+            f"does not ship: remove {'; '.join(found)} from its settings (pyhudi needs none: "
+            "docs/migrating.md)"
+        )
+
+
+def is_registered(spark: SparkSession) -> bool:
+    """`register(spark)` has run for this session."""
+    if is_connect(spark):
+        return str(getattr(spark, "session_id", "")) in _registered_remote
+    return spark in _registered
+
+
 def register(spark: SparkSession) -> None:
     """Register the `hudi` format with this SparkSession (idempotent)."""
     remote = str(getattr(spark, "session_id", "")) if is_connect(spark) else ""
     if spark in _registered or remote in _registered_remote:
         return
+    check_session_settings(spark)
     use_conf(s3a_conf(spark))  # its S3A settings, for the S3 tables pyhudi opens from here on
-    from pyhudi.spark.source import PruningHudiDataSource
+    from pyhudi.spark.source import ApacheHudiDataSource, PruningHudiDataSource
 
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     spark.dataSource.register(PruningHudiDataSource)
+    spark.dataSource.register(ApacheHudiDataSource)
     _registered.add(spark)
     if remote:
         _registered_remote.add(remote)

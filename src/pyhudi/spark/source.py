@@ -131,6 +131,14 @@ class PruningHudiDataSource(HudiDataSource):
         return PruningHudiDataSourceReader
 
 
+class ApacheHudiDataSource(PruningHudiDataSource):
+    """The same format under the name older Hudi docs use: `format("org.apache.hudi")`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "org.apache.hudi"
+
+
 @dataclass
 class SlicePartition(InputPartition):
     tasks: list[SliceTask] = field(default_factory=list)

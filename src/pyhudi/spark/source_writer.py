@@ -15,7 +15,7 @@ from pyhudi.config import index as ikeys
 from pyhudi.config import sql as sqlkeys
 from pyhudi.config import table as tkeys
 from pyhudi.config import write as wkeys
-from pyhudi.exceptions import UnsupportedOperationError
+from pyhudi.exceptions import HudiError, UnsupportedOperationError
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.bulk_insert import PartitionBuffer, split_by_partition
 from pyhudi.file_group.control_columns import DELETE
@@ -99,6 +99,27 @@ def check_data_source_operation(cfg: WriteConfig) -> None:
         "Spark's Python Data Source API cannot run inside a write; use pyhudi.write(df, path, options) "
         "with the same options (merge-on-read tables with hoodie.index.type=BUCKET need neither)"
     )
+
+
+def runs_as_data_source(path: str, options: dict[str, str], overwrite: bool) -> bool:
+    """This write can run inside Spark's Python Data Source API (`check_data_source_operation`
+    lets it through); a bad option or value also answers True, so the data source reports it."""
+    if wkeys.OPERATION.get(options).lower() == "bootstrap":
+        return True
+    if overwrite:
+        options = {**options, wkeys.OPERATION.key: "insert_overwrite_table"}
+    try:
+        existing = TableContext.open(path) if TableContext.exists(path) else None
+        if existing is not None:
+            options = index_options_for_table(existing, options)
+        check_data_source_operation(
+            resolve_write_config(options, existing.config if existing else None)
+        )
+    except UnsupportedOperationError:
+        return False
+    except HudiError:
+        return True
+    return True
 
 
 class HudiDataSourceWriter(DataSourceArrowWriter):
