@@ -134,9 +134,9 @@ def test_bucket_table_refuses_statements_that_name_no_buckets(spark, tmp_path): 
     _upsert(spark, path, options, model, ["k02"], 2)  # k02 is in a log file only
     commits = pyhudi.HudiTable(path).commits()
     table = pyhudi.HudiTable(path)
-    with pytest.raises(ConfigError, match="hoodie.bucket.index.num.buckets"):
+    with pytest.raises(ConfigError, match=r"hoodie\.bucket\.index\.num\.buckets"):
         table.update(set={"qty": "qty + 1"}, predicate="id = 'k02'")
-    with pytest.raises(ConfigError, match="hoodie.index.type=SIMPLE"):
+    with pytest.raises(ConfigError, match=r"hoodie\.index\.type=SIMPLE"):
         table.delete("id = 'k02'", options={"hoodie.index.type": "SIMPLE"})
     rows = spark.createDataFrame([("k03", 3, 0, "p1")], SCHEMA)
     with pytest.raises(ConfigError, match="written with the bucket index"):
