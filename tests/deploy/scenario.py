@@ -81,9 +81,20 @@ def step_format_registered(spark, work: str) -> dict[str, Any]:  # type: ignore[
     spark.createDataFrame(rows(6, 4), SCHEMA).write.format("hudi").options(
         **BASE, **ops("insert")
     ).mode("append").save(path)
+    # Hudi's default operation (upsert) through Spark's own writer: pyhudi.write runs it.
+    spark.createDataFrame(rows(6, 2, ts=2), SCHEMA).write.format("hudi").options(**BASE).mode(
+        "append"
+    ).save(path)
     df = spark.read.format("hudi").load(path)
     sf = df.filter("city = 'sf'")
-    return {"path": path, "count": df.count(), "sf": sf.count(), "actions": actions(path)}
+    upserted = df.filter("ts = 2").count()
+    return {
+        "path": path,
+        "count": df.count(),
+        "sf": sf.count(),
+        "upserted": upserted,
+        "actions": actions(path),
+    }
 
 
 def step_write_read_cow(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -262,17 +273,17 @@ def step_sql(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def
 
 
 def step_dml(spark, work: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """`pyhudi.sql`: MERGE on a catalog table, UPDATE and DELETE on a path, a CALL procedure."""
+    """Hudi's SQL through `spark.sql` (MERGE on a catalog table, UPDATE on a path) and through
+    `pyhudi.sql` (DELETE on a path, a CALL procedure)."""
     path = os.path.join(work, "dmlt")
     pyhudi.write(spark.createDataFrame(rows(0, 4), SCHEMA), path, {**MOR, **ops("upsert")})
     spark.sql(f"CREATE TABLE d_trips USING hudi LOCATION '{path}'")
-    merged = pyhudi.sql(
-        spark,
+    merged = spark.sql(
         "MERGE INTO d_trips t USING (SELECT 'id-000' AS uuid, 'sf' AS city, 2L AS ts, 9.0D AS "
         "fare UNION ALL SELECT 'id-009', 'sf', 2L, 1.0D) s ON t.uuid = s.uuid "
         "WHEN MATCHED THEN UPDATE SET fare = s.fare WHEN NOT MATCHED THEN INSERT *",
     ).first()
-    pyhudi.sql(spark, f"UPDATE hudi.`{path}` SET fare = fare * 10 WHERE uuid = 'id-001'")
+    spark.sql(f"UPDATE hudi.`{path}` SET fare = fare * 10 WHERE uuid = 'id-001'")
     pyhudi.sql(spark, f"DELETE FROM hudi.`{path}` WHERE uuid = 'id-002'")
     commits = pyhudi.sql(spark, "CALL show_commits(table => 'd_trips')").collect()
     table = spark.sql("SELECT uuid, fare FROM d_trips ORDER BY uuid").collect()

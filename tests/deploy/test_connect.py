@@ -39,6 +39,7 @@ def connect(tmp_path_factory):
 def test_format_hudi_from_a_connect_client(connect):
     assert connect["format_unregistered"]["count"] == 6
     assert (connect["format_registered"]["count"], connect["format_registered"]["sf"]) == (10, 5)
+    assert connect["format_registered"]["upserted"] == 2  # Hudi's default operation
 
 
 def test_write_and_read_copy_on_write(connect):
@@ -74,7 +75,7 @@ def test_spark_sql_catalog_tables(connect):
         assert_metadata_table_exact(path)
 
 
-def test_merge_update_delete_and_call_through_pyhudi_sql(connect):
+def test_merge_update_delete_and_call_through_spark_sql_and_pyhudi_sql(connect):
     dml = connect["dml"]
     assert dml["merged"] == [1, 1]
     assert dml["rows"] == [["id-000", 9.0], ["id-001", 20.0], ["id-003", 4.0], ["id-009", 1.0]]

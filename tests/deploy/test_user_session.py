@@ -30,7 +30,8 @@ def test_format_hudi_works_in_a_plain_session_before_and_after_register(user_ses
     assert user_session["format_unregistered"]["count"] == 6  # found by Spark, no pyhudi call
     registered = user_session["format_registered"]
     assert (registered["count"], registered["sf"]) == (10, 5)  # partition pruning on
-    assert registered["actions"] == ["commit", "commit"]
+    assert registered["upserted"] == 2  # Hudi's default operation, through pyhudi.write
+    assert registered["actions"] == ["commit", "commit", "commit"]
     assert hudi_rs_table(registered["path"]).num_rows == 10
 
 
