@@ -18,7 +18,7 @@ def slice_winners(task: SliceTask) -> pa.Table:
     instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
     blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
     log = log_records(blocks, task.file_schema, task.ordering_field)
-    return resolve_log(log, MergeMode(task.merge_mode), task.ordering_field)
+    return resolve_log(log, MergeMode(task.merge_mode), task.ordering_field, task.ordered_deletes)
 
 
 def merge_slice_with_stats(
@@ -28,8 +28,8 @@ def merge_slice_with_stats(
     instants = InstantFilter(task.visible_instants, task.as_of, task.timeline_start)
     blocks = queued_blocks(task.storage, [task.path(p) for p in task.log_files], instants)
     log = log_records(blocks, task.file_schema, task.ordering_field)
-    winners = resolve_log(log, MergeMode(task.merge_mode), task.ordering_field)
     mode = MergeMode(task.merge_mode)
+    winners = resolve_log(log, mode, task.ordering_field, task.ordered_deletes)
     merged = merge_with_base(base, winners, mode, task.ordering_field, task.ordered_deletes)
     in_base = (
         pc.is_in(winners.column(RECORD_KEY), value_set=base.column(RECORD_KEY)).to_numpy(

@@ -28,8 +28,9 @@ class SliceTask:
     skip_merge: bool = False
     bootstrap_source: str | None = None
     timeline_start: str | None = None
-    #: Table version 8 and later (Hudi 1.x): a log delete carrying ordering values loses to a base
-    #: record whose ordering values are greater (version 6: a delete always beats the base record).
+    #: Table version 8 and later: records merge by Hudi 1.x's merge modes, where a log delete
+    #: carrying ordering values competes with log records and the base record by them (version 6:
+    #: Hudi 0.15's payloads; `pyhudi.merge.record_merger` has both rules).
     ordered_deletes: bool = False
 
     def path(self, relative: str) -> str:

@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 class MergeMode(str, Enum):
     """How an incoming record combines with the stored one."""
 
-    #: `OverwriteWithLatestAvroPayload`: the later write wins regardless of ordering values.
+    #: `OverwriteWithLatestAvroPayload`: the later write wins regardless of ordering values (on
+    #: table version 6 the log scan still pre-combines log versions by ordering value:
+    #: `orders_log_versions`).
     COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
     #: `DefaultHoodieRecordPayload` / `EventTimeAvroPayload`: the greater ordering value wins;
     #: a stale update (smaller ordering value) loses.
@@ -47,8 +49,16 @@ class MergeMode(str, Enum):
 
     @property
     def orders_by_event_time(self) -> bool:
-        """Whether ordering values decide between two versions of a record."""
+        """Whether ordering values decide between a stored record and a later version of it."""
         return self is not MergeMode.COMMIT_TIME_ORDERING
+
+    def orders_log_versions(self, hudi_1x: bool) -> bool:
+        """Whether ordering values decide between two log versions of a key (log records, and
+        a log delete against a log record): on table version 6 under every mode, since Hudi
+        0.15's log scan combines them with the payload's `preCombine`, which compares ordering
+        values for `OverwriteWithLatestAvroPayload` too; on versions 8 and 9 (`hudi_1x`) under
+        all but COMMIT_TIME_ORDERING, whose Hudi 1.2 merger takes the later version."""
+        return self.orders_by_event_time or not hudi_1x
 
 
 OVERWRITE_WITH_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"

@@ -1,20 +1,33 @@
 """Record merging in Arrow: log records resolved per key, overlaid on base records, and incoming
 records combined per key (§5.13). Ordering values compare by the one rule of `ordering.py`.
 
-Semantics (Hudi 0.14 `HoodieMergedLogRecordScanner` + Spark's payload-combine merge):
-* COMMIT_TIME_ORDERING (`OverwriteWithLatestAvroPayload`): the latest log version of a key wins over
-  earlier log versions and over the base record; a delete removes the key.
-* EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): a delete resets a key unless (ordered, not
-  natural-order 0) the key's current log version has a greater ordering value (`applied_deletes`);
-  after it, the version with the greatest ordering value wins (ties: the later one); against
-  the base record, the base wins when its ordering value is greater (a stale update loses), and
-  a delete always wins (Hudi 0.15 deletes the base record on a stale `_hoodie_is_deleted`).
-  Log versions sort by the rule too (nulls first).
-* PARTIAL_UPDATE (`PartialUpdateAvroPayload`): deletes reset a key as under event-time ordering;
-  the records after a key's last reset fold oldest first by `partial.precombine`, and the result
-  merges over the base record by `partial.combine` (a base record matched by the log is always
-  replaced: by the merged record, or by nothing when it is deleted).
-Everything is vectorised Arrow: sorting and run detection, no per-record Python.
+Two log versions of a key (log records, log deletes) meet in the log scan; the scan's result then
+meets the base record. Which rule applies depends on the table version: version 6 follows Hudi
+0.15's payloads, versions 8 and 9 (`ordered_deletes`) Hudi 1.2's merge modes.
+
+In the log scan (`resolve_log`):
+* version 6, every payload, `OverwriteWithLatestAvroPayload` too (Hudi 0.15
+  `HoodieMergedLogRecordScanner`: records combine by the payload's `preCombine`, deletes by
+  `processNextDeletedRecord`): a delete resets the key unless (ordered, not natural-order 0) the
+  key's current log version has a greater ordering value (`applied_deletes`); after it, the
+  version with the greatest ordering value wins (ties: the later one);
+* version 8/9 EVENT_TIME_ORDERING (Hudi 1.2 `EventTimeRecordMerger`): records and deletes
+  carrying ordering values compete alike, the greatest wins (ties: the later one); only a
+  natural-order delete resets the key, and ordered deletes right after it (before any record)
+  are ignored;
+* version 8/9 COMMIT_TIME_ORDERING (Hudi 1.2 `CommitTimeRecordMerger`): the latest log version wins.
+Against the base record (`overlay`):
+* COMMIT_TIME_ORDERING (`OverwriteWithLatestAvroPayload`): the log's version wins (a delete
+  removes the key), whatever the ordering values;
+* EVENT_TIME_ORDERING (`DefaultHoodieRecordPayload`): the base wins when its ordering value is
+  greater (a stale update loses); a delete always wins on version 6 (Hudi 0.15 deletes the base
+  record on a stale `_hoodie_is_deleted`), on 8/9 only a natural-order one does.
+* PARTIAL_UPDATE (`PartialUpdateAvroPayload`, version 6): deletes reset a key as under event-time
+  ordering; the records after a key's last reset fold oldest first by `partial.precombine`, and
+  the result merges over the base record by `partial.combine` (a base record matched by the log
+  is always replaced: by the merged record, or by nothing when it is deleted).
+Log versions sort by the ordering rule (nulls first). Everything is vectorised Arrow: sorting and
+run detection, no per-record Python.
 
 A table of log records (`file_group/log_scan.py` builds it) carries three columns besides the
 file schema: `SEQ` (the record's position in the scan, oldest first), `DELETED` (a delete block's
@@ -50,20 +63,47 @@ def _values(table: pa.Table, field: str) -> pa.ChunkedArray:
     return values
 
 
-def resolve_log(log: pa.Table, mode: MergeMode, ordering: str | None) -> pa.Table:
-    """One row per key: the log's final version of it (a row with `__pyhudi_delete` = delete marker)."""
+def resolve_log(
+    log: pa.Table, mode: MergeMode, ordering: str | None, ordered_deletes: bool = False
+) -> pa.Table:
+    """One row per key: the log's final version of it (a row with `__pyhudi_delete` = delete
+    marker). `ordered_deletes`: table version 8 or 9 (Hudi 1.2's rules; else Hudi 0.15's)."""
     if log.num_rows == 0:
         return log
     fields = ordering_columns(ordering)
     if mode is MergeMode.PARTIAL_UPDATE:
         return _resolve_partial(log, fields if _has(log, fields) else [])
-    if mode is MergeMode.COMMIT_TIME_ORDERING or not fields or not _has(log, fields):
+    if not mode.orders_log_versions(ordered_deletes) or not fields or not _has(log, fields):
         return _last_per_key(log, [(SEQ, "ascending")])
+    if ordered_deletes:
+        return _resolve_merge_mode(log, fields)
     resets = applied_deletes(log, fields)
     candidates = _after_last_reset(log, resets)
     sortable, columns = with_sort_columns(candidates, fields)  # nested fields (`a.b`) as columns
     winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
     return _with_delete_markers(winners.select(candidates.column_names), log, resets)
+
+
+def _resolve_merge_mode(log: pa.Table, fields: list[str]) -> pa.Table:
+    """`resolve_log` under Hudi 1.2's EVENT_TIME_ORDERING (`EventTimeRecordMerger`): after a
+    key's last natural-order delete, the greatest of its records and ordered deletes (ties: the
+    later), leaving out the ordered deletes before the first record after that natural delete
+    (a natural delete marker keeps them out); a key left with none: its last natural delete."""
+    deleted = _deleted(log)
+    natural = deleted & log.column(NATURAL).to_numpy(zero_copy_only=False).astype(bool)
+    keys = log.column(RECORD_KEY)
+    ids = pc.index_in(keys, value_set=pc.unique(keys)).to_numpy(zero_copy_only=False)
+    seq = log.column(SEQ).combine_chunks().to_numpy(zero_copy_only=False)
+    n_keys = int(ids.max()) + 1
+    last_natural = np.full(n_keys, -1, dtype=np.int64)
+    np.maximum.at(last_natural, ids[natural], seq[natural])
+    after = seq > last_natural[ids]
+    first_record = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_record, ids[after & ~deleted], seq[after & ~deleted])
+    shadowed = deleted & (last_natural[ids] >= 0) & (seq < first_record[ids])
+    sortable, columns = with_sort_columns(log.filter(pa.array(after & ~shadowed)), fields)
+    winners = _last_per_key(sortable, [*((c, "ascending") for c in columns), (SEQ, "ascending")])
+    return _with_delete_markers(winners.select(log.column_names), log, natural)
 
 
 def _resolve_partial(log: pa.Table, fields: list[str]) -> pa.Table:

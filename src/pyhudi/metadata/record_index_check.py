@@ -75,6 +75,7 @@ def snapshot_locations(
             merge_mode=merge.mode.value,
             ordering_field=",".join(merge.ordering_fields) or None,
             timeline_start=timeline.first.time if timeline.first else None,
+            ordered_deletes=ctx.config.version >= 8,
         )
         keys = read_slice(task).column(RECORD_KEY).to_pylist()
         for key in keys:

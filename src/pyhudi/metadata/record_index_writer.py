@@ -244,6 +244,7 @@ def _merged_keys(
         merge_mode=merge.mode.value,
         ordering_field=",".join(merge.ordering_fields) or None,
         timeline_start=first.time if first else None,
+        ordered_deletes=ctx.config.version >= 8,
     )
     keys: list[str] = read_slice(task).column(RECORD_KEY).to_pylist()
     return keys

@@ -202,7 +202,7 @@ def _read_merged_columns(task: SliceTask, needed: list[str]) -> pa.Table:
     flags = [c for c in (SEQ, DELETED, NATURAL) if c in winners.column_names]
     winners = winners.select([*keep, *flags])
     mode = MergeMode(task.merge_mode)
-    return merge_with_base(base, winners, mode, task.ordering_field)
+    return merge_with_base(base, winners, mode, task.ordering_field, task.ordered_deletes)
 
 
 def rows_expression(

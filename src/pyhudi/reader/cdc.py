@@ -8,7 +8,7 @@ changes of every file group it touched, as Apache Hudi's CDC query does (`Hoodie
 | CDC log files (`cdcStats`)                              | as logged; images the mode leaves out are looked up in the base files before / after |
 | a new base file, inserts only                           | every record `i`                                     |
 | a delete that emptied the file group                    | every record of the previous base file `d`           |
-| a merge-on-read log file                                | the file slice before and after it, compared by key |
+| a merge-on-read log file                                | the file slice before it, and with the log file's records merged over it, compared by key |
 | a replace commit (insert_overwrite, delete_partition)   | every record of the replaced file group `d`          |
 
 A row is `op` (`i`/`u`/`d`), `ts_ms` (the commit's instant time), `before` and `after` (the record
@@ -33,8 +33,11 @@ from pyhudi.config import read as rkeys
 from pyhudi.config.unknown import check_read_options
 from pyhudi.exceptions import ConfigError, CorruptFileError, UnsupportedOperationError
 from pyhudi.file_group.base_formats import read_base_file
+from pyhudi.file_group.log_merge import slice_winners
 from pyhudi.file_group.slice_reader import read_slice
 from pyhudi.file_group.slice_task import SliceTask
+from pyhudi.merge.config import MergeMode
+from pyhudi.merge.record_merger import merge_with_base
 from pyhudi.model.commit import CommitMetadata, WriteStat
 from pyhudi.model.enums import HeaderMetadataType, LogBlockType, WriteOperationType
 from pyhudi.model.file import FileGroup, FileSlice
@@ -94,6 +97,8 @@ class CdcChange:
     before: SliceTask | None = None
     #: The file slice after the change (LOG_FILE).
     after: SliceTask | None = None
+    #: The log file the commit wrote (LOG_FILE), relative path.
+    log_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,7 @@ class _Planner:
             raise CorruptFileError(f"CDC: no file slice of {partition}/{stat.file_id} at {time}")
         if before is None:  # the log file opened the file group
             before = replace(after, base_file=None, log_files=(), visible_instants=frozenset())
-        return CdcChange(time, LOG_FILE, before=before, after=after)
+        return CdcChange(time, LOG_FILE, before=before, after=after, log_file=path or None)
 
     # ---- slices -------------------------------------------------------------------------------
     def _task(self, file_slice: FileSlice, as_of: str) -> SliceTask:
@@ -325,8 +330,26 @@ def _rows(task: CdcTask, change: CdcChange) -> pa.Table:
         return _table("d", change.instant, _json_rows(read_slice(change.before)), None)
     if change.kind == LOG_FILE:
         assert change.before is not None and change.after is not None
-        return _diff(change.instant, read_slice(change.before), read_slice(change.after))
+        before = read_slice(change.before)
+        return _diff(change.instant, before, _log_file_over(change, before))
     return _logged(task, change)
+
+
+def _log_file_over(change: CdcChange, before: pa.Table) -> pa.Table:
+    """The slice before a log file with that file's records merged over it, as Hudi's CDC query
+    tells a log file's changes (Hudi 0.15 `HoodieCDCRDD.loadNextLogRecord`, Hudi 1.2 alike): the
+    file's records, resolved alone, merge over their key's record before them as over a base
+    record, and a delete removes it whatever the ordering values. So a change can differ from
+    what the snapshots show: the snapshot's log scan also weighs the earlier log records of the
+    key (a stale delete after a newer log update deletes in the change feed only)."""
+    assert change.after is not None
+    if change.log_file is None:  # a write stat without a path: the slices compared
+        return read_slice(change.after)
+    task = replace(
+        change.after, base_file=None, bootstrap_source=None, log_files=(change.log_file,)
+    )
+    mode = MergeMode(task.merge_mode)
+    return merge_with_base(before, slice_winners(task), mode, task.ordering_field)
 
 
 def _table(op: str | list[str], instant: str, before: Any, after: Any) -> pa.Table:
@@ -345,7 +368,7 @@ def _table(op: str | list[str], instant: str, before: Any, after: Any) -> pa.Tab
 
 def _diff(instant: str, before: pa.Table, after: pa.Table) -> pa.Table:
     """A log file's changes: keys it added (`i`), removed (`d`) or whose merged record changed
-    (`u`), as Hudi tells them by merging the log's records into the slice before it."""
+    (`u`): `before` and `after` (`_log_file_over`) compared by key."""
     old, new = _images_by_key(before), _images_by_key(after)
     rows: list[tuple[str, str | None, str | None]] = []
     for key, image in new.items():

@@ -51,6 +51,7 @@ def mor_file_group_function(
 ) -> Callable[[pa.Table], pa.Table]:
     spec = job.spec
     merge = merge_spec(job.cfg)
+    delete_ordering = _delete_ordering(merge, job.ctx.config.version)
 
     def run(group: pa.Table) -> pa.Table:
         if group.num_rows == 0:
@@ -102,7 +103,7 @@ def mor_file_group_function(
             records.filter(deletes),
             num_updates=upserts.num_rows,
             positions=positions,
-            delete_ordering=_delete_ordering(merge),
+            delete_ordering=delete_ordering,
         )
         if spec.collect_keys:
             row.update(log_key_changes(records.column(RECORD_KEY), deletes, located))
@@ -111,11 +112,13 @@ def mor_file_group_function(
     return run
 
 
-def _delete_ordering(merge: MergeSpec) -> str | None:
-    """The ordering field the log deletes carry: under event-time ordering, Hudi 0.15 writes a
-    `_hoodie_is_deleted` upsert's delete with the record's ordering value (partial updates too); the `delete`
-    operation's deletes (`EmptyHoodieRecordPayload`) keep natural order (0)."""
-    if merge.deletes_always_apply or not merge.merge_mode.orders_by_event_time:
+def _delete_ordering(merge: MergeSpec, table_version: int) -> str | None:
+    """The ordering field the log deletes carry: Hudi writes a `_hoodie_is_deleted` upsert's
+    delete with the record's ordering value (Hudi 0.15 under every payload, since its log scan
+    compares it with earlier log records; pyhudi leaves it out where the log scan does not
+    compare, COMMIT_TIME_ORDERING on versions 8 and 9); the `delete` operation's deletes
+    (`EmptyHoodieRecordPayload`) keep natural order (0)."""
+    if merge.deletes_always_apply or not merge.merge_mode.orders_log_versions(table_version >= 8):
         return None
     return merge.ordering_field
 
