@@ -190,6 +190,8 @@ def clustering_plan_to_avro(plan: ClusteringPlan, base_path: str) -> dict[str, A
         "extraMetadata": {},
         "version": 1,
         "preserveHoodieMetadata": True,
+        # Hudi 1.2's schema only (table versions 8 and 9); 0.15's has no such field.
+        "missingSchedulePartitions": list(plan.missing_partitions) or None,
     }
     return {
         "operationType": "CLUSTER",

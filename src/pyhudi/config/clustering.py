@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pyhudi.config import write as write_keys
 from pyhudi.config.options import boolean, choice, integer, string, string_list
 
 INLINE = boolean(
@@ -52,7 +53,8 @@ SORT_COLUMNS = string_list(
 SINGLE_GROUP_CLUSTERING = boolean(
     "hoodie.clustering.plan.strategy.single.group.clustering.enabled",
     True,
-    "Plan groups of a single file slice (they only help when sort columns are set).",
+    "Plan groups of a single file slice (a partition's only small slice is rewritten too; "
+    "always when sort columns are set).",
 )
 PARTITION_FILTER_MODE = choice(
     "hoodie.clustering.plan.partition.filter.mode",
@@ -63,7 +65,17 @@ PARTITION_FILTER_MODE = choice(
 PARTITION_SELECTED = string(
     "hoodie.clustering.plan.strategy.partition.selected",
     None,
-    "SELECTED_PARTITIONS: comma-separated partitions.",
+    "Comma-separated partitions to plan (instead of all; the regex is not applied to them).",
+)
+BEGIN_PARTITION = string(
+    "hoodie.clustering.plan.strategy.cluster.begin.partition",
+    None,
+    "SELECTED_PARTITIONS: the first partition to plan (inclusive).",
+)
+END_PARTITION = string(
+    "hoodie.clustering.plan.strategy.cluster.end.partition",
+    None,
+    "SELECTED_PARTITIONS: the last partition to plan (inclusive).",
 )
 PARTITION_REGEX = string(
     "hoodie.clustering.plan.strategy.partition.regex.pattern",
@@ -85,6 +97,12 @@ UPDATES_STRATEGY = string(
     "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
     "Writes to file groups under pending clustering: rejected (default) or allowed "
     "(SparkAllowUpdateStrategy: the clustering then aborts at commit if its inputs changed).",
+)
+INCREMENTAL_TABLE_SERVICES = boolean(
+    "hoodie.table.services.incremental.enabled",
+    True,
+    "Table versions 8 and 9 (Hudi 1.2): after a first clustering, plan only the partitions "
+    "written since the last one began (and those its plan left out).",
 )
 PRESERVE_COMMIT_METADATA = boolean(
     "hoodie.clustering.preserve.commit.metadata", True, "Clustered records keep their commit time."
@@ -111,6 +129,11 @@ class ClusteringConfig:
     regex: str | None = None
     lookback: int = 2
     skip_latest: int = 0
+    begin_partition: str | None = None
+    end_partition: str | None = None
+    #: A slice without a base file counts as this many bytes (`hoodie.parquet.max.file.size`).
+    parquet_max_file_bytes: int = 120 * 1024 * 1024
+    incremental: bool = True
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ClusteringConfig:
@@ -127,6 +150,10 @@ class ClusteringConfig:
             regex=PARTITION_REGEX.get(options),
             lookback=LOOKBACK_PARTITIONS.get(options),
             skip_latest=SKIP_LATEST_PARTITIONS.get(options),
+            begin_partition=BEGIN_PARTITION.get(options),
+            end_partition=END_PARTITION.get(options),
+            parquet_max_file_bytes=write_keys.PARQUET_MAX_FILE_SIZE.get(options),
+            incremental=INCREMENTAL_TABLE_SERVICES.get(options),
         )
 
 

@@ -184,6 +184,12 @@ PARQUET_MAX_FILE_SIZE = integer(
 PARQUET_SMALL_FILE_LIMIT = integer(
     "hoodie.parquet.small.file.limit", 100 * 1024 * 1024, "Files below this size take new inserts."
 )
+SMALL_FILE_GROUP_CANDIDATES_LIMIT = integer(
+    "hoodie.merge.small.file.group.candidates.limit",
+    1,
+    "Merge-on-read: how many small file groups (the smallest base files without log files) of a "
+    "partition may take inserts.",
+)
 INSERT_SPLIT_SIZE = integer(
     "hoodie.copyonwrite.insert.split.size",
     500_000,

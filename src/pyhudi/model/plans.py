@@ -83,3 +83,6 @@ class ClusteringGroup:
 class ClusteringPlan:
     groups: tuple[ClusteringGroup, ...]
     sort_columns: tuple[str, ...] = ()
+    #: Partitions with groups the plan could not take (`max.num.groups`): Hudi 1.2's incremental
+    #: planning takes them up next time (`missingSchedulePartitions`, table versions 8 and 9).
+    missing_partitions: tuple[str, ...] = ()

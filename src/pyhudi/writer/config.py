@@ -57,6 +57,8 @@ class SizingConfig:
     row_group_size_bytes: int
     page_size_bytes: int
     dictionary: bool
+    #: Merge-on-read: small file groups per partition that may take inserts (smallest first).
+    small_file_candidates: int = 1
 
 
 @dataclass(frozen=True)
@@ -443,6 +445,7 @@ def _sizing(o: Mapping[str, str]) -> SizingConfig:
         row_group_size_bytes=write_keys.PARQUET_BLOCK_SIZE.get(o),
         page_size_bytes=write_keys.PARQUET_PAGE_SIZE.get(o),
         dictionary=write_keys.PARQUET_DICTIONARY_ENABLED.get(o),
+        small_file_candidates=write_keys.SMALL_FILE_GROUP_CANDIDATES_LIMIT.get(o),
     )
 
 

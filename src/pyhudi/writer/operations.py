@@ -254,11 +254,12 @@ def upsert(job: WriteJob) -> Outcome:
                 .withColumn(BASE, F.col(LOC_BASE))
             )
             inserts = tagged.filter(F.col(LOC_FID).isNull())
-            if not in_task_combine(
-                job.cfg
-            ):  # else deletes compete with inserts of their key in the task
-                inserts = inserts.filter(~F.col(DELETE))
+            # Deletes of keys new to the table count as inserts (Hudi's workload profile counts
+            # them: their partitions' small files are rewritten) and are written nowhere; in-task
+            # combining keeps them to compete with inserts of their key.
             assigned = _assign_inserts(job, inserts, small_files=True)
+            if not in_task_combine(job.cfg):
+                assigned = assigned.filter(~F.col(DELETE))
             columns = [c for c in assigned.columns if c not in (LOC_FID, LOC_BASE, LOC_PARTITION)]
             combined = updates.select(*columns).unionByName(assigned.select(*columns))
             return Outcome(_write_groups(job, combined))

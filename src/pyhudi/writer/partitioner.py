@@ -10,6 +10,7 @@ buckets by a hash of their key against the buckets' cumulative weights: a broadc
 from __future__ import annotations
 
 import math
+import posixpath
 from dataclasses import dataclass
 from typing import cast
 
@@ -17,11 +18,12 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pyhudi.codec.file_names import new_file_id
+from pyhudi.codec.file_names import LOG_FILE_RE, new_file_id
 from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.control_columns import BASE, FID
 from pyhudi.fs_view import pending_clustering_file_groups, pending_compaction_operations
 from pyhudi.model.file import BaseFile, FileSlice
+from pyhudi.model.instant import Action
 from pyhudi.spark_env import rows_frame
 from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
@@ -46,15 +48,19 @@ class InsertBucket:
 
 
 def average_record_size(ctx: TableContext | None, sizing: SizingConfig) -> int:
-    """Bytes per record from the newest commit that wrote more than the small-file limit."""
+    """Bytes per record from the newest commit that wrote more than the small-file limit; a
+    deltacommit counts its base files only (Hudi's `AverageRecordSizeUtils`: log bytes are no
+    measure of a record's size in parquet)."""
     if ctx is None:
         return sizing.record_size_estimate_bytes
     for instant in reversed(ctx.active.timeline.commits().instants):
-        metadata = ctx.active.commit_metadata(instant)
-        total_bytes, total_records = (
-            metadata.total("total_write_bytes"),
-            metadata.total("num_writes"),
-        )
+        stats = ctx.active.commit_metadata(instant).write_stats()
+        if instant.action is Action.DELTA_COMMIT:
+            stats = [
+                s for s in stats if s.path and not LOG_FILE_RE.match(posixpath.basename(s.path))
+            ]
+        total_bytes = sum(s.total_write_bytes or 0 for s in stats)
+        total_records = sum(s.num_writes or 0 for s in stats)
         if total_bytes > sizing.small_file_limit_bytes and total_records > 0:
             return max(1, math.ceil(total_bytes / total_records))
     return sizing.record_size_estimate_bytes
@@ -63,25 +69,43 @@ def average_record_size(ctx: TableContext | None, sizing: SizingConfig) -> int:
 def small_file_slices(
     ctx: TableContext, partitions: list[str], sizing: SizingConfig, *, merge_on_read: bool
 ) -> dict[str, list[FileSlice]]:
-    """Slices that take inserts: small base files, not under pending compaction or clustering.
+    """The slices of each partition that take inserts (Hudi's `UpsertPartitioner` small files,
+    `SparkUpsertDeltaCommitPartitioner` on merge-on-read), none under pending clustering.
 
-    On merge-on-read only slices without log files qualify (the index cannot see keys in logs).
+    Copy-on-write: every base file under the small-file limit. Merge-on-read (no index of pyhudi's
+    sees keys in log files): only slices without log files, not under pending compaction, and of
+    those only the smallest `small_file_candidates` (default 1); a pending clustering of one of them
+    drops it without taking the next (Hudi limits the candidates first).
     """
     if sizing.small_file_limit_bytes <= 0:
         return {}
-    blocked = set(pending_compaction_operations(ctx.active)) | set(
-        pending_clustering_file_groups(ctx.active)
-    )
+    clustering = set(pending_clustering_file_groups(ctx.active))
+    compaction = set(pending_compaction_operations(ctx.active))
     result: dict[str, list[FileSlice]] = {}
     for file_slice in ctx.view().latest_file_slices(partitions=partitions):
         base = file_slice.base_file
-        if base is None or (file_slice.partition_path, file_slice.file_id) in blocked:
+        if base is None or base.size_bytes >= sizing.small_file_limit_bytes:
             continue
-        if merge_on_read and file_slice.has_log_files:
+        if merge_on_read and (
+            file_slice.has_log_files
+            or (file_slice.partition_path, file_slice.file_id) in compaction
+        ):
             continue
-        if base.size_bytes < sizing.small_file_limit_bytes:
-            result.setdefault(file_slice.partition_path, []).append(file_slice)
-    return result
+        result.setdefault(file_slice.partition_path, []).append(file_slice)
+    if merge_on_read:
+        result = {
+            partition: sorted(slices, key=_base_size)[: max(sizing.small_file_candidates, 0)]
+            for partition, slices in result.items()
+        }
+    return {
+        partition: kept
+        for partition, slices in result.items()
+        if (kept := [s for s in slices if (s.partition_path, s.file_id) not in clustering])
+    }
+
+
+def _base_size(file_slice: FileSlice) -> int:
+    return cast(BaseFile, file_slice.base_file).size_bytes
 
 
 def plan_insert_buckets(
@@ -93,9 +117,7 @@ def plan_insert_buckets(
     buckets: list[InsertBucket] = []
     for partition, total in sorted(insert_counts.items()):
         remaining = total
-        for file_slice in sorted(
-            small_files.get(partition, []), key=lambda s: cast(BaseFile, s.base_file).size_bytes
-        ):
+        for file_slice in sorted(small_files.get(partition, []), key=_base_size):
             base = file_slice.base_file
             assert base is not None
             capacity = (sizing.max_file_size_bytes - base.size_bytes) // record_size_bytes
@@ -131,7 +153,11 @@ def plan_for_job(job: WriteJob, counts: dict[str, int], *, small_files: bool) ->
         else {}
     )
     buckets = plan_insert_buckets(counts, small, record_size, sizing)
-    job.small_file_ids |= {b.file_id for b in buckets if b.base_file_name is not None}
+    # Every small file of a partition with inserts, whether or not the inserts reach it (Hudi's
+    # `getSmallFileIds`): on merge-on-read, such a group's updates rewrite its base file too.
+    job.small_file_ids |= {
+        s.file_id for partition, slices in small.items() if counts.get(partition) for s in slices
+    }
     job.new_file_units += sum(
         min(1.0, b.records / TASK_RECORDS) for b in buckets if b.base_file_name is None
     )

@@ -60,15 +60,19 @@ def tagged_on_driver(
         ],
         schema=_ROUTE_SCHEMA,
     )
+    # A delete's keys new to the table are dropped before any insert is planned (Hudi's delete
+    # keeps only the keys its index found): planning them would make the small files of their
+    # partitions take the delete's other keys into a new base file, not a log.
+    inserts = _inserts_routed(job, new_keys) if keep_new else _ROUTE_SCHEMA.empty_table()
     # One chunk per column: pyspark 4.3 takes only the first rows of a table whose columns are
     # chunked differently.
-    routes = pa.concat_tables([updates, _inserts_routed(job, new_keys)]).combine_chunks()
+    routes = pa.concat_tables([updates, inserts]).combine_chunks()
     routed = records.join(
         F.broadcast(job.spark.createDataFrame(routes)), on=[RECORD_KEY, PARTITION_PATH]
     )
-    if not keep_new:
-        routed = routed.filter(~F.col(NEW))
-    elif not in_task_combine(job.cfg):  # else deletes compete with inserts of their key in the task
+    if keep_new and not in_task_combine(job.cfg):  # else deletes compete with inserts in the task
+        # Planned as inserts (Hudi counts them too, so their partitions' small files are rewritten),
+        # written nowhere.
         routed = routed.filter(~(F.col(NEW) & F.col(DELETE)))
     return routed.drop(NEW)
 

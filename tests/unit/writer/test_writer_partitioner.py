@@ -5,11 +5,21 @@ from __future__ import annotations
 import math
 
 import pytest
+from tests.helpers.timeline_builder import Base, Log, TimelineBuilder, table_props
 
+from pyhudi.codec.commit_metadata import encode_commit_metadata
+from pyhudi.model.commit import CommitMetadata, WriteStat
+from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.file import BaseFile, FileSlice
-from pyhudi.model.instant import InstantTime
+from pyhudi.model.instant import Action, InstantTime
+from pyhudi.table.context import TableContext
 from pyhudi.writer.config import SizingConfig
-from pyhudi.writer.partitioner import InsertBucket, average_record_size, plan_insert_buckets
+from pyhudi.writer.partitioner import (
+    InsertBucket,
+    average_record_size,
+    plan_insert_buckets,
+    small_file_slices,
+)
 
 BASE_INSTANT = InstantTime("20240101000000000")
 
@@ -138,3 +148,52 @@ def test_average_record_size_without_a_table_is_the_estimate():
 def test_record_size_scales_the_number_of_new_file_groups(record_size, expected_new):
     buckets = plan_insert_buckets({"p": 300}, {}, record_size, sizing(max_file_size_bytes=1000))
     assert len(buckets) == expected_new
+
+
+# ---- small files: which slices take inserts (Hudi's UpsertPartitioner / SparkUpsertDeltaCommitPartitioner)
+
+
+def mor_table(tmp_path) -> TimelineBuilder:
+    """Partition p: file groups whose base files grow with their id's length, `bb-0` with a log."""
+    tb = TimelineBuilder.create(tmp_path / "t", "MERGE_ON_READ")
+    tb.write(Base("p", "a-0"), Base("p", "bb-0"), Base("p", "ccc-0"), Base("p", "dddd-0"))
+    tb.write(Log("p", "a-0"))
+    return tb
+
+
+def small_ids(tb: TimelineBuilder, *, merge_on_read: bool = True, **changes) -> list[str]:
+    chosen = small_file_slices(tb.ctx, ["p"], sizing(**changes), merge_on_read=merge_on_read)
+    return [s.file_id for s in chosen.get("p", [])]
+
+
+def test_merge_on_read_inserts_go_to_the_smallest_base_files_without_logs(tmp_path):
+    tb = mor_table(tmp_path)
+    assert small_ids(tb) == ["bb-0"]  # a-0 is smaller but has a log file
+    assert small_ids(tb, small_file_candidates=2) == ["bb-0", "ccc-0"]
+    assert small_ids(tb, small_file_limit_bytes=0) == []
+
+
+def test_pending_clustering_of_the_smallest_leaves_merge_on_read_no_small_file(tmp_path):
+    """Hudi limits the candidates before it drops those under pending clustering."""
+    tb = mor_table(tmp_path)
+    tb.pending_clustering(("p", "bb-0"))
+    assert small_ids(tb) == []
+    assert small_ids(tb, small_file_candidates=2) == ["ccc-0"]
+
+
+def test_copy_on_write_inserts_go_to_every_small_base_file(tmp_path):
+    tb = TimelineBuilder.create(tmp_path / "t")
+    tb.write(Base("p", "a-0"), Base("p", "bb-0"), Base("p", "ccc-0"))
+    assert sorted(small_ids(tb, merge_on_read=False)) == ["a-0", "bb-0", "ccc-0"]
+
+
+def test_a_deltacommit_measures_records_by_its_base_files_only(tmp_path):
+    ctx = TableContext.create(str(tmp_path / "t"), table_props("MERGE_ON_READ"))
+    base = WriteStat("f", "p/f_0-1-2_1.parquet", "p", num_writes=10, total_write_bytes=700)
+    log = WriteStat("f", "p/.f_1.log.1_0-1-3", "p", num_writes=1, total_write_bytes=5000)
+    metadata = CommitMetadata({"p": (base, log)}, WriteOperationType.UPSERT)
+    requested = ctx.active.create_requested(ctx.new_instant_time(), Action.DELTA_COMMIT)
+    ctx.active.complete(
+        ctx.active.transition_to_inflight(requested), encode_commit_metadata(metadata)
+    )
+    assert average_record_size(ctx.reload(), sizing()) == 70  # 700 bytes / 10 records

@@ -1,0 +1,112 @@
+"""Merge-on-read layout decisions are Hudi's (0.15 at table version 6, 1.2 at version 9): Hudi
+writes table H, pyhudi table P, with the same operations; Hudi reads both with the same rows
+(read-optimized and snapshot) and both have the same file layout (per partition, each latest file
+slice's base file and number of log files).
+
+* a delete appends a delete block to the file group's log; it never rewrites the base file, even
+  when the batch also holds a key the table does not have;
+* the default clustering plan takes a partition's single small file slice (with its log) too.
+
+Each table is built once per module and Hudi version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import pyhudi
+from tests.judge.client import Judge
+
+SCHEMA = "id string, part string, ts long, val string"
+QUERIES = {"read_optimized": {"hoodie.datasource.query.type": "read_optimized"}, "snapshot": {}}
+
+
+def options(name: str, version: str, hudi: Judge | None) -> dict[str, str]:
+    given = {
+        "hoodie.table.name": name,
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "part",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.index.type": "BLOOM",
+        "hoodie.metadata.enable": "false",
+    }
+    if hudi is None or hudi.version.hudi != "0.15.0":  # 0.15 writes version 6 only
+        given["hoodie.write.table.version"] = version
+    return given
+
+
+def rows(spark: SparkSession, keys: list[int], ts: int, tag: str):  # type: ignore[no-untyped-def]
+    return spark.createDataFrame(
+        [(f"k{i:02d}", "abc"[i % 3], ts, f"{tag}{i}") for i in keys], SCHEMA
+    )
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The same operations by Hudi (`hudi_path`) and by pyhudi (`ours`)."""
+
+    hudi_path: str
+    ours: str
+
+
+def _write(spark, judge, pair, version, frame, operation) -> None:  # type: ignore[no-untyped-def]
+    op = {"hoodie.datasource.write.operation": operation}
+    judge.write(pair.hudi_path, frame, {**options("h", version, judge), **op})
+    pyhudi.write(frame, pair.ours, {**options("p", version, None), **op})
+
+
+def layout(path: str) -> list[tuple[str, bool, int]]:
+    """Per latest file slice: (partition, has a base file, number of log files), sorted."""
+    slices = pyhudi.HudiTable(path).latest_file_slices()
+    return sorted((s.partition_path, s.has_base_file, len(s.log_files)) for s in slices)
+
+
+def hudi_rows(spark: SparkSession, judge: Judge, path: str, query: str) -> list[tuple]:
+    out = judge.read(path, QUERIES[query])
+    return sorted(tuple(r) for r in spark.read.parquet(str(out)).select("id", "val").collect())
+
+
+@pytest.fixture(scope="module", params=[("6", "hudi_0_15"), ("9", "hudi_1_2")], ids=["v6", "v9"])
+def built(request, spark, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """(version, judge, {scenario: Pair}) with every scenario's operations done."""
+    version, judge_name = request.param
+    judge: Judge = request.getfixturevalue(judge_name)
+    root: Path = tmp_path_factory.mktemp(f"mor-layout-v{version}")
+    pairs = {
+        name: Pair(str(root / f"{name}-hudi"), str(root / f"{name}-pyhudi"))
+        for name in ("delete", "cluster")
+    }
+    twelve = rows(spark, list(range(12)), 1, "a")
+    for pair in pairs.values():
+        _write(spark, judge, pair, version, twelve, "insert")
+    # A present key (k00) and a key the table does not have, both of partition "a".
+    deleted = spark.createDataFrame([("k00", "a", 2, "x"), ("k99", "a", 2, "y")], SCHEMA)
+    _write(spark, judge, pairs["delete"], version, deleted, "delete")
+    cluster = pairs["cluster"]
+    _write(spark, judge, cluster, version, rows(spark, [0, 1, 2], 2, "b"), "upsert")
+    judge.call("run_clustering", path=cluster.hudi_path)
+    pyhudi.HudiTable(cluster.ours).clustering.run(spark)
+    return version, judge, pairs
+
+
+@pytest.mark.parametrize("scenario", ["delete", "cluster"])
+def test_pyhudi_lays_out_merge_on_read_files_as_hudi(spark, built, scenario) -> None:  # type: ignore[no-untyped-def]
+    version, judge, pairs = built
+    pair = pairs[scenario]
+    assert layout(pair.ours) == layout(pair.hudi_path), f"v{version} {scenario}: file layout"
+    for query in QUERIES:
+        assert hudi_rows(spark, judge, pair.ours, query) == hudi_rows(
+            spark, judge, pair.hudi_path, query
+        ), f"v{version} {scenario}: {query} rows"
+
+
+def test_a_delete_waits_in_a_log_for_compaction(spark, built) -> None:  # type: ignore[no-untyped-def]
+    _, judge, pairs = built
+    pair = pairs["delete"]
+    assert layout(pair.ours) == [("a", True, 1), ("b", True, 0), ("c", True, 0)]
+    assert len(hudi_rows(spark, judge, pair.ours, "read_optimized")) == 12
+    assert len(hudi_rows(spark, judge, pair.ours, "snapshot")) == 11
