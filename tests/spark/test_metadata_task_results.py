@@ -267,8 +267,10 @@ def test_record_index_log_appends_return_their_key_changes(spark, tmp_path, spy)
     _same_without_reads(spy)
     uncombined = {**RI_MOR, "hoodie.combine.before.upsert": "false"}
     both = _marked(trips(8, 1, ts=7), deleted=True) + _marked(trips(8, 1, ts=8))
-    write(both, "upsert", uncombined)  # one key upserted and deleted in one append
-    _same_without_reads(spy, reads=True)
+    # one key deleted and upserted in one append: the delete's ordering value is the smaller, so
+    # the log scan keeps the upsert (Hudi 0.15) and the key stays where it is
+    write(both, "upsert", uncombined)
+    _same_without_reads(spy, changes=False, reads=True)
     moving = {**RI_MOR, "hoodie.record.index.update.partition.path": "true"}
     write(_marked(trips(9, 3, ts=9, city="sao_paulo")), "upsert", moving)  # 9, 10 move
     _same_without_reads(spy)
@@ -280,7 +282,7 @@ def test_record_index_log_appends_return_their_key_changes(spark, tmp_path, spy)
     assert validate(path).differences == ()  # hudi-rs 0.5 does not read a pending slice's logs
     run_compaction(spark, TableContext.open(path), RI_MOR, schedule=False)
     assert spy.record_index[-1] == ([], [])  # compaction moves no key
-    _validated(spark, path, 10)  # 12 + 2 new - 2 deleted - 7 - 8 (the delete won) - 3 + 0 back
+    _validated(spark, path, 11)  # 12 + 2 new - 2 deleted - 7 - 3 + 0 back
 
 
 def test_bucket_index_log_inserts_are_read_on_the_driver(spark, tmp_path, spy):
