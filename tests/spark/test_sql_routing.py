@@ -73,6 +73,8 @@ def test_spark_sql_runs_hudi_statements(spark, tmp_path):  # type: ignore[no-unt
         ("CALL run_clean(table => 't')", True),
         ("SELECT * FROM hudi.`/data/t`", True),
         ("SELECT * FROM t TIMESTAMP AS OF '2024-01-01'", True),
+        ("show  partitions t", True),
+        ("SHOW TABLES", False),
         ("SELECT 1", False),
         ("INSERT INTO t VALUES (1)", False),
         ("SET hoodie.index.type=BUCKET", False),
@@ -80,3 +82,42 @@ def test_spark_sql_runs_hudi_statements(spark, tmp_path):  # type: ignore[no-unt
 )
 def test_statements_handed_to_pyhudi(statement: str, handed: bool) -> None:
     assert hands_to_pyhudi(statement) is handed
+
+
+@pytest.mark.parametrize("hive_style", [False, True])
+def test_show_partitions_lists_a_hudi_tables_partition_paths(spark, tmp_path, hive_style):  # type: ignore[no-untyped-def]
+    pyhudi.register(spark)
+    path = str(tmp_path / "parted")
+    rows = [("a", 1, "sf", 1), ("b", 1, "la", 2), ("c", 1, "sf", 2)]
+    pyhudi.write(
+        spark.createDataFrame(rows, "id string, ts long, city string, day int"),
+        path,
+        {
+            **OPTIONS,
+            "hoodie.datasource.write.partitionpath.field": "city,day",
+            "hoodie.datasource.write.hive_style_partitioning": str(hive_style).lower(),
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+        },
+    )
+    named = (lambda c, d: f"city={c}/day={d}") if hive_style else (lambda c, d: f"{c}/{d}")
+    every = [named("la", 2), named("sf", 1), named("sf", 2)]
+    assert [r.partition for r in spark.sql(f"SHOW PARTITIONS hudi.`{path}`").collect()] == every
+    spark.sql(f"CREATE TABLE parted_t USING hudi LOCATION '{path}'")
+    try:
+        shown = spark.sql("SHOW PARTITIONS parted_t PARTITION (city = 'sf')").collect()
+        assert [r.partition for r in shown] == [named("sf", 1), named("sf", 2)]
+        shown = spark.sql("SHOW PARTITIONS parted_t PARTITION (city='sf', day=2)").collect()
+        assert [r.partition for r in shown] == [named("sf", 2)]
+        with pytest.raises(pyhudi.ConfigError, match="'town' is not a partition field"):
+            spark.sql("SHOW PARTITIONS parted_t PARTITION (town = 'sf')")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS parted_t")
+    # a table of another format is Spark's
+    spark.sql(
+        f"CREATE TABLE plain_parted (x int, p int) USING parquet PARTITIONED BY (p) LOCATION '{tmp_path}/plain'"
+    )
+    try:
+        spark.sql("INSERT INTO plain_parted VALUES (1, 7)")
+        assert [r.partition for r in spark.sql("SHOW PARTITIONS plain_parted").collect()] == ["p=7"]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS plain_parted")

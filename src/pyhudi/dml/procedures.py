@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.config import clean as clean_keys
 from pyhudi.config.options import ConfigOption
+from pyhudi.dml import inspect_procedures as inspect
 from pyhudi.dml.names import procedure_table_path
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
@@ -365,4 +366,26 @@ PROCEDURES: dict[str, Procedure] = {
     "delete_savepoint": Procedure(("table", "instant_time", "path"), delete_savepoint_procedure),
     "rollback_to_savepoint": Procedure(("table", "instant_time", "path"), rollback_to_savepoint),
     "rollback_to_instant": Procedure(("table", "instant_time"), rollback_to_instant_procedure),
+    "show_commit_files": Procedure(
+        ("table", "limit", "instant_time", "path"), inspect.show_commit_files
+    ),
+    "show_fsview_latest": Procedure(
+        (
+            "table",
+            "max_instant",
+            "include_max",
+            "include_in_flight",
+            "exclude_compaction",
+            "limit",
+            "path_regex",
+            "partition_path",
+            "merge",
+            "path",
+        ),
+        inspect.show_fsview_latest,
+    ),
+    "stats_wa": Procedure(("table", "limit", "path"), inspect.stats_wa),
+    "stats_file_sizes": Procedure(
+        ("table", "partition_path", "limit", "path"), inspect.stats_file_sizes
+    ),
 }

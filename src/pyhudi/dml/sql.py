@@ -11,6 +11,7 @@ USING hudi LOCATION ...`). Only the DataFrame API is used: it runs from a Spark 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from typing import Any
 
@@ -27,6 +28,7 @@ from pyhudi.dml.target import STATEMENT_KEYS
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.reader.dataframe import read as read_frame
 from pyhudi.spark.datasource import register
+from pyhudi.table.context import TableContext
 
 #: Session settings with this prefix are Hudi's write options.
 HOODIE_PREFIX = "hoodie."
@@ -58,6 +60,11 @@ def run_sql(spark: SparkSession, statement: str) -> DataFrame:
 
 
 def _run(spark: SparkSession, statement: str) -> DataFrame:
+    shown = _SHOW_PARTITIONS.fullmatch(statement.strip().rstrip(";").strip())
+    if shown is not None:
+        answer = _show_partitions(spark, shown.group("table"), shown.group("spec"))
+        if answer is not None:
+            return answer
     try:
         parsed = sqlglot.parse_one(statement, dialect="spark")
     except sqlglot.errors.SqlglotError:
@@ -74,6 +81,58 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         if rewritten is not None:
             return spark.sql(rewritten)
     return spark.sql(statement)
+
+
+#: `SHOW PARTITIONS name [PARTITION (k = v, ...)]`.
+_SHOW_PARTITIONS = re.compile(
+    r"SHOW\s+PARTITIONS\s+(?P<table>.+?)(?:\s+PARTITION\s*\((?P<spec>.*)\))?",
+    re.I | re.S,
+)
+
+
+def _show_partitions(spark: SparkSession, name: str, spec: str | None) -> DataFrame | None:
+    """Hudi's `SHOW PARTITIONS` of a Hudi table: its partition paths (those matching the
+    `PARTITION (field = value, ...)` spec); None when `name` is no Hudi table."""
+    try:
+        table = exp.to_table(name.strip(), dialect="spark")
+    except sqlglot.errors.SqlglotError:
+        return None
+    path = hudi_table_path(spark, table)
+    if path is None:
+        return None
+    ctx = TableContext.open(path)
+    wanted = _partition_spec(spec, ctx.config.partition_fields) if spec else {}
+    paths = [
+        p
+        for p in ctx.view().partition_paths()
+        if p and _matches(p, ctx.config.partition_fields, wanted)
+    ]
+    return spark.createDataFrame([(p,) for p in sorted(paths)], "partition string")
+
+
+def _partition_spec(spec: str, fields: tuple[str, ...]) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in spec.split(","))):
+        key, sep, value = pair.partition("=")
+        key, value = key.strip().strip("`"), value.strip().strip("'\"")
+        if not sep or key not in fields:
+            raise ConfigError(
+                f"PARTITION ({spec}): {key!r} is not a partition field (fields: {', '.join(fields)})"
+            )
+        wanted[key] = value
+    return wanted
+
+
+def _matches(path: str, fields: tuple[str, ...], wanted: dict[str, str]) -> bool:
+    segments = path.split("/")
+    for position, name in enumerate(fields):
+        if name not in wanted or position >= len(segments):
+            continue
+        segment = segments[position]
+        value = segment.split("=", 1)[1] if segment.startswith(f"{name}=") else segment
+        if value != wanted[name]:
+            return False
+    return True
 
 
 def _with_hudi_views(spark: SparkSession, query: exp.Query) -> str | None:

@@ -245,7 +245,12 @@ def hands_to_pyhudi(statement: str) -> bool:
     text = _COMMENT.sub(" ", statement).strip()
     first = text.split(" ", 1)[0].upper()
     lowered = text.lower()
-    return first in _STATEMENT_WORDS or "hudi.`" in lowered or " as of " in lowered
+    return (
+        first in _STATEMENT_WORDS
+        or lowered.startswith("show partitions ")
+        or "hudi.`" in lowered
+        or " as of " in lowered
+    )
 
 
 def _sql(original: Callable[..., Any]) -> Callable[..., Any]:
