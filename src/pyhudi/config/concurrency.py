@@ -238,8 +238,8 @@ DYNAMODB_TABLE_CREATION_TIMEOUT_MS = integer(
 AWS_ACCESS_KEY = string(
     "hoodie.aws.access.key",
     None,
-    "AWS access key for the AWS services Hudi calls itself (the DynamoDB lock); default: the "
-    "AWS SDK's chain (environment, profile, instance role). Never printed.",
+    "AWS access key for the AWS services Hudi calls itself (the DynamoDB lock, the Glue sync); "
+    "default: the AWS SDK's chain (environment, profile, instance role). Never printed.",
 )
 AWS_SECRET_KEY = string(
     "hoodie.aws.secret.key",

@@ -1,4 +1,6 @@
-"""Catalog (meta) sync options: Hudi's `hoodie.datasource.meta.sync.*` / `hive_sync.*` keys."""
+"""Catalog (meta) sync options: Hudi's `hoodie.datasource.meta.sync.*` / `hive_sync.*` keys, the
+sync tool classes, and hudi-aws's Glue keys (`hoodie.datasource.meta.sync.glue.*`,
+`hoodie.aws.glue.*`)."""
 
 from __future__ import annotations
 
@@ -64,6 +66,61 @@ PARTITION_EXTRACTOR_CLASS = string(
     "Hudi's PartitionValueExtractor turning a partition path into the metastore partition values "
     "(default: NonPartitionedExtractor without partition fields, HiveStylePartitionValueExtractor "
     "for one hive-style field, MultiPartKeysValueExtractor otherwise).",
+)
+
+# ---- which sync tools run (`HoodieSparkSqlWriter.metaSync`) --------------------------------------
+#: Hudi's Hive sync (`hoodie.datasource.hive_sync.enable` always runs it).
+HIVE_SYNC_TOOL = "org.apache.hudi.hive.HiveSyncTool"
+#: hudi-aws's Glue Data Catalog sync (the second spelling is Hudi 1.1's name of the same tool).
+GLUE_SYNC_TOOL = "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool"
+GLUE_SYNC_TOOLS = frozenset({GLUE_SYNC_TOOL, "org.apache.hudi.aws.sync.AWSGlueCatalogSyncTool"})
+SYNC_TOOLS = frozenset({HIVE_SYNC_TOOL, *GLUE_SYNC_TOOLS})
+CLIENT_TOOL_CLASS = string_list(
+    "hoodie.meta.sync.client.tool.class",
+    (HIVE_SYNC_TOOL,),
+    f"The sync tools `hoodie.datasource.meta.sync.enable` runs, comma-separated: {HIVE_SYNC_TOOL} "
+    f"(the session's metastore) and {GLUE_SYNC_TOOL} (the AWS Glue Data Catalog, through boto3: "
+    "the `glue` extra); other tools are an error.",
+)
+
+# ---- AWS Glue Data Catalog (hudi-aws `GlueCatalogSyncClientConfig`, `HoodieAWSConfig`) ----------
+GLUE_SKIP_TABLE_ARCHIVE = boolean(
+    "hoodie.datasource.meta.sync.glue.skip_table_archive",
+    True,
+    "Glue sync: ask Glue not to keep the previous version of the table on each update "
+    "(UpdateTable's SkipArchive).",
+)
+GLUE_METADATA_FILE_LISTING = boolean(
+    "hoodie.datasource.meta.sync.glue.metadata_file_listing",
+    False,
+    "Glue sync: the table parameter `hudi.metadata-listing-enabled` telling Athena to list files "
+    "through the metadata table.",
+)
+GLUE_RECREATE_TABLE_ON_ERROR = boolean(
+    "hoodie.datasource.meta.sync.glue.recreate_table_on_error",
+    False,
+    "Glue sync: drop and create the Glue table again (then add every partition) when its partition "
+    "keys differ from the Hudi table's; without it that is an error.",
+)
+GLUE_DATABASE_NAME = string(
+    "hoodie.datasource.meta.sync.glue.database_name",
+    None,
+    "Glue sync: the Glue database (default: hoodie.datasource.hive_sync.database).",
+)
+GLUE_TABLE_NAME = string(
+    "hoodie.datasource.meta.sync.glue.table_name",
+    None,
+    "Glue sync: the Glue table (default: hoodie.datasource.hive_sync.table).",
+)
+AWS_GLUE_REGION = string(
+    "hoodie.aws.glue.region",
+    None,
+    "Glue sync: the AWS region of the Data Catalog (default: boto3's, e.g. AWS_REGION).",
+)
+AWS_GLUE_ENDPOINT = string(
+    "hoodie.aws.glue.endpoint",
+    None,
+    "Glue sync: the Glue endpoint URL (default: boto3's, e.g. AWS_ENDPOINT_URL_GLUE).",
 )
 
 # ---- what Hudi's Hive sync (HiveSyncTool / HMSDDLExecutor) writes into the metastore -------------

@@ -68,6 +68,8 @@ CORRECTNESS_KEYS = frozenset(
         "hoodie.datasource.write.streaming.ignore.failed.batch",
         "hoodie.allow.empty.commit",
         "hoodie.avro.schema.external.transformation",
+        # hudi-aws: AWS calls as another role (pyhudi uses the given keys or boto3's chain).
+        "hoodie.aws.role.arn",
     }
 )
 #: Prefixes of families of keys that change results.

@@ -8,6 +8,7 @@ A value that would change results or safety is a `ConfigError`; a harmless one i
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -18,6 +19,7 @@ from pyhudi.config import compaction as compaction_keys
 from pyhudi.config import index as index_keys
 from pyhudi.config import keygen as keygen_keys
 from pyhudi.config import merge as merge_keys
+from pyhudi.config import sync as sync_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
 from pyhudi.config.options import ConfigOption
@@ -46,6 +48,17 @@ class ValueRule:
 
 def _default(option: ConfigOption[Any]) -> Callable[[Any], bool]:
     return lambda value: bool(value == option.default)
+
+
+def _known_sync_tools(tools: tuple[str, ...]) -> bool:
+    return {t.strip() for t in tools if t.strip()} <= sync_keys.SYNC_TOOLS
+
+
+def _glue_needs_boto3(tools: tuple[str, ...]) -> bool:
+    """A Glue sync without boto3 would fail after the commit: say so before writing."""
+    if not {t.strip() for t in tools} & sync_keys.GLUE_SYNC_TOOLS:
+        return True
+    return importlib.util.find_spec("boto3") is not None
 
 
 _VERSIONS = write_keys.WRITABLE_TABLE_VERSIONS
@@ -102,6 +115,18 @@ RULES: tuple[ValueRule, ...] = (
         clustering_keys.PRESERVE_COMMIT_METADATA,
         bool,
         "clustered records always keep their commit time (Hudi's default)",
+        fatal=True,
+    ),
+    ValueRule(
+        sync_keys.CLIENT_TOOL_CLASS,
+        _known_sync_tools,
+        f"pyhudi implements the sync tools {', '.join(sorted(sync_keys.SYNC_TOOLS))}",
+        fatal=True,
+    ),
+    ValueRule(
+        sync_keys.CLIENT_TOOL_CLASS,
+        _glue_needs_boto3,
+        "the AWS Glue sync needs boto3: pip install 'pyhudi[glue]'",
         fatal=True,
     ),
     # Harmless: the data written and read are the same either way.

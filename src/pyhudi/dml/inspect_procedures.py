@@ -211,11 +211,12 @@ def stats_wa(spark: SparkSession, args: Args) -> DataFrame:
     (Hudi leaves deltacommits out), records written per record updated, then the total."""
     ctx = _context(spark, args)
     timeline = ctx.active.timeline.completed().with_actions(Action.COMMIT, Action.REPLACE_COMMIT)
-    rows, upserted, written = [], 0, 0
+    rows: list[tuple[str, int, int, str]] = []
+    upserted, written = 0, 0
     for instant in timeline:
         metadata = ctx.active.commit_metadata(instant)
         updates, writes = metadata.total("num_update_writes"), metadata.total("num_writes")
-        rows.append((instant.time, updates, writes, _amplification(writes, updates)))
+        rows.append((str(instant.time), updates, writes, _amplification(writes, updates)))
         upserted, written = upserted + updates, written + writes
     rows.append(("Total", upserted, written, _amplification(written, upserted)))
     return _rows(spark, WRITE_AMPLIFICATION_SCHEMA, rows, _limit(args))

@@ -13,35 +13,18 @@ no py4j: `connect` returns None and says why.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from pyhudi.spark_env import is_connect
+from pyhudi.table.meta_sync import MetastoreTable
 
 #: Hive's `StatsSetupConst.CASCADE`: a column change is applied to every partition too.
 _CASCADE = "CASCADE"
 #: Spark's data source table properties (provider, schema parts, partition columns).
 _SPARK_SOURCE_PREFIX = "spark.sql.sources."
-
-
-@dataclass(frozen=True)
-class MetastoreTable:
-    """A table as the metastore stores it (Hive's `Table` with its `StorageDescriptor`)."""
-
-    database: str
-    name: str
-    table_type: str
-    columns: tuple[tuple[str, str], ...]
-    partition_keys: tuple[tuple[str, str], ...]
-    location: str
-    input_format: str
-    output_format: str
-    serde: str
-    serde_properties: Mapping[str, str] = field(default_factory=dict)
-    parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 def connect(spark: SparkSession) -> tuple[HiveMetastore | None, str]:

@@ -13,6 +13,11 @@ Elsewhere (Spark Connect, a session without Hive support, non-builtin Hive jars)
 Spark data source tables `USING hudi` made with Spark SQL, with a warning: that entry is Spark-only
 (no Hudi input format, no metastore partitions). A table whose columns changed since the last sync
 is dropped and created again (dropping a `USING hudi ... LOCATION` table leaves its files alone).
+
+With `hoodie.meta.sync.client.tool.class` naming hudi-aws's `AwsGlueCatalogSyncTool`, the same
+tables go to the AWS Glue Data Catalog instead (`pyhudi.table.glue_sync`, through boto3); the
+session's catalog is then left alone unless `hoodie.datasource.hive_sync.enable` asks for Hive sync
+too, as in Hudi.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pyhudi.reader.planner import plan_read
 from pyhudi.spark.hive_metastore import HiveMetastore, MetastoreTable, connect
 from pyhudi.spark.hive_table import SyncedTable, hive_table
 from pyhudi.table.context import TableContext
+from pyhudi.table.glue_sync import GlueCatalog, GlueSettings, sync_glue_table
 from pyhudi.table.meta_sync import (
     PartitionEventType,
     extractor_class,
@@ -41,17 +47,48 @@ from pyhudi.table.meta_sync import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SyncedTable", "check_sync_options", "sync_enabled", "sync_to_catalog", "synced_tables"]
+__all__ = [
+    "SyncedTable",
+    "check_sync_options",
+    "sync_enabled",
+    "sync_to_catalog",
+    "sync_tools",
+    "synced_tables",
+]
 
 
 def sync_enabled(options: Mapping[str, str]) -> bool:
     return bool(skeys.META_SYNC_ENABLED.get(options) or skeys.HIVE_SYNC_ENABLED.get(options))
 
 
-def synced_tables(ctx: TableContext, options: Mapping[str, str]) -> list[SyncedTable]:
-    """Hudi's names: the table itself (copy-on-write), or `_ro` and `_rt` (merge-on-read)."""
-    database = skeys.DATABASE.get(options)
-    name = skeys.TABLE.get(options) or ctx.config.name
+def sync_tools(options: Mapping[str, str]) -> frozenset[str]:
+    """`HoodieSparkSqlWriter.metaSync`: the tools of `hoodie.meta.sync.client.tool.class`, plus
+    Hive sync when `hoodie.datasource.hive_sync.enable` is on (none when sync is off)."""
+    if not sync_enabled(options):
+        return frozenset()
+    tools = {name.strip() for name in skeys.CLIENT_TOOL_CLASS.get(options) or () if name.strip()}
+    if skeys.HIVE_SYNC_ENABLED.get(options):
+        tools.add(skeys.HIVE_SYNC_TOOL)
+    unknown = sorted(tools - skeys.SYNC_TOOLS)
+    if unknown:
+        raise ConfigError(
+            f"{skeys.CLIENT_TOOL_CLASS.key}={','.join(unknown)}: pyhudi implements "
+            f"{', '.join(sorted(skeys.SYNC_TOOLS))}"
+        )
+    return frozenset(tools)
+
+
+def synced_tables(
+    ctx: TableContext,
+    options: Mapping[str, str],
+    *,
+    database: str | None = None,
+    name: str | None = None,
+) -> list[SyncedTable]:
+    """Hudi's names: the table itself (copy-on-write), or `_ro` and `_rt` (merge-on-read);
+    `database` / `name` override the hive_sync keys (Glue's own keys)."""
+    database = database or skeys.DATABASE.get(options)
+    name = name or skeys.TABLE.get(options) or ctx.config.name
     if not ctx.config.is_merge_on_read:
         return [SyncedTable(database, name, "snapshot")]
     ro_name = name if skeys.SKIP_RO_SUFFIX.get(options) else f"{name}_ro"
@@ -66,13 +103,17 @@ METASTORE_URIS_CONF = "spark.hadoop.hive.metastore.uris"
 
 
 def check_sync_options(
-    ctx: TableContext, options: Mapping[str, str], session_metastore_uris: str | None
+    ctx: TableContext,
+    options: Mapping[str, str],
+    session_metastore_uris: str | None,
+    *,
+    hive: bool = True,
 ) -> None:
     mode = skeys.MODE.get(options)
-    if mode not in (None, "hms"):
+    if hive and mode not in (None, "hms"):
         log.warning("%s=%s: pyhudi syncs through the SparkSession's catalog", skeys.MODE.key, mode)
     uris = skeys.METASTORE_URIS.get(options)
-    if uris and uris != session_metastore_uris:
+    if hive and uris and uris != session_metastore_uris:
         raise ConfigError(
             f"{skeys.METASTORE_URIS.key}={uris}: pyhudi syncs through the SparkSession's catalog; "
             f"start the session with {METASTORE_URIS_CONF} set to the same URI"
@@ -92,9 +133,37 @@ def check_sync_options(
 
 
 def sync_to_catalog(spark: SparkSession, path: str, options: Mapping[str, str]) -> list[str]:
-    """Register (or bring up to date) the metastore tables of the Hudi table at `path`."""
+    """Register (or bring up to date) the metastore tables of the Hudi table at `path`, in the
+    session's catalog (Hive sync) and/or the AWS Glue Data Catalog, as the sync tools say."""
+    tools = sync_tools(options)
+    if not tools:
+        return []
     ctx = TableContext.open(path)
-    check_sync_options(ctx, options, spark.conf.get(METASTORE_URIS_CONF, None))
+    hive = skeys.HIVE_SYNC_TOOL in tools
+    uris = spark.conf.get(METASTORE_URIS_CONF, None) if hive else None
+    check_sync_options(ctx, options, uris, hive=hive)
+    done = _sync_glue(spark, ctx, options) if tools & skeys.GLUE_SYNC_TOOLS else []
+    if hive:
+        done += _sync_session_catalog(spark, ctx, options)
+    return done
+
+
+def _sync_glue(spark: SparkSession, ctx: TableContext, options: Mapping[str, str]) -> list[str]:
+    """hudi-aws's `AwsGlueCatalogSyncTool`: Hudi's Hive sync tables, in Glue."""
+    settings = GlueSettings.from_options(options)
+    catalog = GlueCatalog.connect(settings)
+    extractor = extractor_class(ctx, options)
+    done = []
+    for table in synced_tables(ctx, options, database=settings.database, name=settings.table):
+        spec = hive_table(ctx, table, _schema(ctx, table), options, spark.version)
+        sync_glue_table(catalog, ctx, spec, extractor)
+        done.append(f"{table.database}.{table.name}")
+    return done
+
+
+def _sync_session_catalog(
+    spark: SparkSession, ctx: TableContext, options: Mapping[str, str]
+) -> list[str]:
     metastore, reason = connect(spark)
     if metastore is None:
         log.warning(

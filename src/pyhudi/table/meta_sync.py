@@ -9,13 +9,15 @@
   replacecommit, or deleted by a clean (`isPartitionDeleted`), and not written again since.
 * Without `last_commit_time_sync`, or when it is older than the active timeline (archived), every
   partition on storage is compared with the metastore's (`HiveSyncTool.syncAllPartitions`).
+* `MetastoreTable` is the table a sync registers, whatever the catalog (the Hive metastore,
+  `pyhudi.spark.hive_metastore`; AWS Glue, `pyhudi.table.glue_sync`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from urllib.parse import urlparse
 
@@ -47,6 +49,23 @@ class PartitionEvent:
     kind: PartitionEventType
     values: tuple[str, ...]
     location: str
+
+
+@dataclass(frozen=True)
+class MetastoreTable:
+    """A table as the metastore stores it (Hive's `Table` with its `StorageDescriptor`)."""
+
+    database: str
+    name: str
+    table_type: str
+    columns: tuple[tuple[str, str], ...]
+    partition_keys: tuple[tuple[str, str], ...]
+    location: str
+    input_format: str
+    output_format: str
+    serde: str
+    serde_properties: Mapping[str, str] = field(default_factory=dict)
+    parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---- partition values ----------------------------------------------------------------------------
