@@ -2,7 +2,9 @@
 
 The statement is parsed with sqlglot (Spark dialect). MERGE INTO, UPDATE and DELETE FROM whose
 target is a Hudi table run through `HudiTable.merge` / `.update` / `.delete`; `CALL` of one of
-Hudi's procedures runs the procedure (`pyhudi.dml.procedures.PROCEDURES`). Anything else,
+Hudi's procedures runs the procedure (`pyhudi.dml.procedures.PROCEDURES`); `SHOW PARTITIONS`
+lists a Hudi table's partitions; `CREATE TABLE ... USING hudi` with columns or a query and `DROP
+TABLE` of a Hudi table are `pyhudi.dml.ddl`'s. Anything else,
 statements on other tables included, is `spark.sql(statement)` as given. A Hudi table is named
 by path, ``hudi.`/data/trips` ``, or by a catalog table created over one (`CREATE TABLE ...
 USING hudi LOCATION ...`). Only the DataFrame API is used: it runs from a Spark Connect client.
@@ -21,6 +23,7 @@ from sqlglot import expressions as exp
 
 from pyhudi.config import read as read_keys
 from pyhudi.dml import statements
+from pyhudi.dml.ddl import create_table, drop_table, is_hudi_create
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
 from pyhudi.dml.procedures import call_procedure
@@ -71,6 +74,13 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         return spark.sql(statement)  # Spark's own statements sqlglot does not know
     if isinstance(parsed, exp.Command) and str(parsed.this).upper() == "CALL":
         return _call(spark, statement, parsed)
+    if is_hudi_create(parsed):
+        register(spark)
+        return create_table(spark, statement, parsed)
+    if isinstance(parsed, exp.Drop):
+        dropped = drop_table(spark, statement, parsed)
+        if dropped is not None:
+            return dropped
     if isinstance(parsed, exp.Merge | exp.Update | exp.Delete):
         path = hudi_table_path(spark, parsed.this)
         if path is not None:

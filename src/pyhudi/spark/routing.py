@@ -248,6 +248,8 @@ def hands_to_pyhudi(statement: str) -> bool:
     return (
         first in _STATEMENT_WORDS
         or lowered.startswith("show partitions ")
+        or (first == "CREATE" and (" using hudi" in lowered or " using org.apache.hudi" in lowered))
+        or lowered.startswith("drop table ")
         or "hudi.`" in lowered
         or " as of " in lowered
     )
