@@ -50,10 +50,24 @@ def test_create_table_with_columns_creates_the_hudi_table(spark, tmp_path):  # t
             ("b", 2.0, "la"),
         ]
         assert sorted(os.listdir(location)) == [".hoodie", "city=la", "city=sf"]
+        spark.sql("ALTER TABLE ddl_trips ADD COLUMNS (tip double COMMENT 'new')")
+        columns = [r.col_name for r in spark.sql("DESCRIBE TABLE ddl_trips").collect()]
+        assert columns[5:10] == ["id", "ts", "fare", "tip", "city"]
+        assert _rows(spark, "SELECT id, tip FROM ddl_trips") == [("a", None), ("b", None)]
+        spark.sql("INSERT INTO ddl_trips (id, ts, fare, tip, city) VALUES ('c', 1, 3.0, 0.5, 'sf')")
+        assert _rows(spark, "SELECT id, tip FROM ddl_trips WHERE tip IS NOT NULL") == [("c", 0.5)]
+        latest = pyhudi.HudiTable(location).commits()[-2]  # the ALTER, before the INSERT
+        assert latest.action.value == "deltacommit"
+        altered = pyhudi.HudiTable(location).commit_metadata(latest.time)
+        assert altered.operation_type.value == "ALTER_SCHEMA" and not altered.write_stats()
+        with pytest.raises(pyhudi.ConfigError, match="has tip already"):
+            spark.sql("ALTER TABLE ddl_trips ADD COLUMNS (tip double)")
+        with pytest.raises(pyhudi.UnsupportedOperationError, match="ADD COLUMNS"):
+            spark.sql("ALTER TABLE ddl_trips DROP COLUMN tip")
         spark.sql(
             "CREATE TABLE IF NOT EXISTS ddl_trips (id string) USING hudi TBLPROPERTIES (primaryKey = 'id')"
         )  # already there: nothing happens
-        assert _rows(spark, "SELECT count(*) FROM ddl_trips") == [(2,)]
+        assert _rows(spark, "SELECT count(*) FROM ddl_trips") == [(3,)]
     finally:
         spark.sql("DROP TABLE IF EXISTS ddl_trips")
     assert TableContext.exists(location)  # an external table's files stay

@@ -77,6 +77,7 @@ def test_spark_sql_runs_hudi_statements(spark, tmp_path):  # type: ignore[no-unt
         ("CREATE TABLE t (a int) USING hudi TBLPROPERTIES (primaryKey = 'a')", True),
         ("CREATE TABLE t (a int) USING parquet", False),
         ("DROP TABLE IF EXISTS t PURGE", True),
+        ("ALTER TABLE t ADD COLUMNS (c int)", True),
         ("SHOW TABLES", False),
         ("SELECT 1", False),
         ("INSERT INTO t VALUES (1)", False),

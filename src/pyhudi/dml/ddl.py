@@ -1,5 +1,6 @@
 """Hudi's Spark SQL DDL run by pyhudi: `CREATE TABLE ... USING hudi` with a column list or
-`AS SELECT` (creating the Hudi table as Hudi's catalog does), and `DROP TABLE ... PURGE`.
+`AS SELECT` (creating the Hudi table as Hudi's catalog does), `ALTER TABLE ... ADD COLUMNS` and
+`DROP TABLE [PURGE]`.
 
 `CREATE TABLE name (cols) USING hudi [PARTITIONED BY (cols)] [OPTIONS (...)] [TBLPROPERTIES
 (...)] [LOCATION '...']` writes the table's `.hoodie/` at its location (the database's folder /
@@ -30,12 +31,17 @@ from pyhudi.client.write_client import write
 from pyhudi.codec.schema import arrow_to_avro_json
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
-from pyhudi.dml.names import hudi_table_path
+from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
-from pyhudi.spark.catalog import binding_from_properties
+from pyhudi.model.commit import CommitMetadata
+from pyhudi.model.enums import WriteOperationType
+from pyhudi.model.instant import Action
+from pyhudi.spark.catalog import binding_from_properties, binding_of
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
+from pyhudi.table.schema import table_arrow_schema
 from pyhudi.writer.config import resolve_write_config
+from pyhudi.writer.transaction import WriteTransaction
 
 #: The data source names that make a `CREATE TABLE` Hudi's.
 HUDI_PROVIDERS = ("hudi", "org.apache.hudi")
@@ -100,6 +106,67 @@ def drop_table(spark: SparkSession, statement: str, parsed: exp.Drop) -> DataFra
         if TableContext.exists(path):
             storage.delete_dir(base_path)
     return spark.createDataFrame([], "result string")
+
+
+def alter_table(
+    spark: SparkSession, parsed: exp.Alter, options: Mapping[str, str]
+) -> DataFrame | None:
+    """`ALTER TABLE t ADD COLUMNS (cols)` of a Hudi table, as Hudi's: an `ALTER_SCHEMA` commit
+    (deltacommit on merge-on-read) with no files and the new schema (the columns added after
+    the data columns, before the partition columns); the catalog entry is made again over it.
+    None when `t` is no Hudi table."""
+    if str(parsed.args.get("kind", "")).upper() != "TABLE":
+        return None
+    table = parsed.this
+    path = hudi_table_path(spark, table)
+    if path is None:
+        return None
+    actions = parsed.args.get("actions") or []
+    added = [c for a in actions if isinstance(a, exp.Schema) for c in a.expressions]
+    if len(actions) != 1 or not isinstance(actions[0], exp.Schema) or not added:
+        raise UnsupportedOperationError(
+            f"{parsed.sql(dialect='spark')}: pyhudi runs ALTER TABLE ... ADD COLUMNS of a Hudi "
+            "table only"
+        )
+    ctx = TableContext.open(path)
+    current = table_arrow_schema(ctx)
+    if current is None:
+        raise ConfigError(f"ALTER TABLE: the table at {path} has no schema yet")
+    ddl = ", ".join(c.sql(dialect="spark") for c in added)
+    new = to_arrow_schema(spark.createDataFrame([], ddl).schema, timezone="UTC")
+    taken = [f.name for f in new if f.name.lower() in {n.lower() for n in current.names}]
+    if taken:
+        raise ConfigError(f"ALTER TABLE ... ADD COLUMNS: the table has {', '.join(taken)} already")
+    partition = [p for p in ctx.config.partition_fields if p in current.names]
+    fields = [f for f in current if f.name not in partition] + list(new)
+    fields += [current.field(p) for p in partition]
+    schema = arrow_to_avro_json(pa.schema(fields), ctx.config.name)
+    action = Action.DELTA_COMMIT if ctx.config.is_merge_on_read else Action.COMMIT
+    transaction = WriteTransaction(
+        ctx, action, WriteOperationType.ALTER_SCHEMA, options=dict(options)
+    )
+    transaction.begin()
+    transaction.commit(
+        CommitMetadata(
+            operation_type=WriteOperationType.ALTER_SCHEMA, extra_metadata={"schema": schema}
+        )
+    )
+    if not (table.db.lower() == PATH_DATABASE and table.this.args.get("quoted")):
+        _register_again(spark, table, path)
+    return spark.createDataFrame([], "result string")
+
+
+def _register_again(spark: SparkSession, table: exp.Table, path: str) -> None:
+    """The catalog entry over the table made again, so that it has the table's new schema."""
+    name = ".".join(f"`{part.name}`" for part in table.parts)
+    binding = binding_of(spark.table(name).schema)
+    kept = binding.options if binding is not None else {}
+    spark.sql(f"DROP TABLE {name}")  # Spark's: the catalog entry of a table with a location
+    listed = ", ".join(f"'{_quoted(k)}' = '{_quoted(v)}'" for k, v in kept.items())
+    spark.sql(
+        f"CREATE TABLE {name} USING hudi LOCATION '{_quoted(path)}'"
+        + (f" TBLPROPERTIES ({listed})" if listed else "")
+    )
 
 
 # ---- parts of the statement -------------------------------------------------------------------

@@ -23,7 +23,7 @@ from sqlglot import expressions as exp
 
 from pyhudi.config import read as read_keys
 from pyhudi.dml import statements
-from pyhudi.dml.ddl import create_table, drop_table, is_hudi_create
+from pyhudi.dml.ddl import alter_table, create_table, drop_table, is_hudi_create
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
 from pyhudi.dml.procedures import call_procedure
@@ -74,9 +74,13 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         return spark.sql(statement)  # Spark's own statements sqlglot does not know
     if isinstance(parsed, exp.Command) and str(parsed.this).upper() == "CALL":
         return _call(spark, statement, parsed)
-    if is_hudi_create(parsed):
+    if isinstance(parsed, exp.Create) and is_hudi_create(parsed):
         register(spark)
         return create_table(spark, statement, parsed)
+    if isinstance(parsed, exp.Alter):
+        altered = alter_table(spark, parsed, session_options(spark))
+        if altered is not None:
+            return altered
     if isinstance(parsed, exp.Drop):
         dropped = drop_table(spark, statement, parsed)
         if dropped is not None:
