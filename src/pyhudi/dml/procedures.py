@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyhudi.config import clean as clean_keys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml import inspect_procedures as inspect
+from pyhudi.dml import table_procedures as tables
 from pyhudi.dml.names import procedure_table_path
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
@@ -343,6 +344,13 @@ def _result(spark: SparkSession, column: str, value: bool) -> DataFrame:
     return spark.createDataFrame([(value,)], f"{column} boolean")
 
 
+def _session(spark: SparkSession) -> dict[str, str]:
+    """The session's `hoodie.*` settings, which Hudi's procedures add to their options."""
+    return {
+        str(r[0]): str(r[1]) for r in spark.sql("SET").collect() if str(r[0]).startswith("hoodie.")
+    }
+
+
 def _rows(spark: SparkSession, schema: str, rows: Sequence[Any]) -> DataFrame:
     return spark.createDataFrame([r for r in rows if r is not None], schema)
 
@@ -385,6 +393,42 @@ PROCEDURES: dict[str, Procedure] = {
         inspect.show_fsview_latest,
     ),
     "stats_wa": Procedure(("table", "limit", "path"), inspect.stats_wa),
+    "run_bootstrap": Procedure(
+        (
+            "table",
+            "table_type",
+            "bootstrap_path",
+            "base_path",
+            "rowkey_field",
+            "base_file_format",
+            "partition_path_field",
+            "bootstrap_index_class",
+            "selector_class",
+            "key_generator_class",
+            "full_bootstrap_input_provider",
+            "schema_provider_class",
+            "payload_class",
+            "parallelism",
+            "enable_hive_sync",
+            "props_file_path",
+            "bootstrap_overwrite",
+        ),
+        lambda spark, args: tables.run_bootstrap(spark, args, _session(spark)),
+    ),
+    "hive_sync": Procedure(
+        (
+            "table",
+            "metastore_uri",
+            "username",
+            "password",
+            "use_jdbc",
+            "mode",
+            "partition_fields",
+            "partition_extractor_class",
+            "strategy",
+        ),
+        lambda spark, args: tables.hive_sync(spark, args, _session(spark)),
+    ),
     "stats_file_sizes": Procedure(
         ("table", "partition_path", "limit", "path"), inspect.stats_file_sizes
     ),
