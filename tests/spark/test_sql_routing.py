@@ -80,7 +80,7 @@ def test_spark_sql_runs_hudi_statements(spark, tmp_path):  # type: ignore[no-unt
         ("ALTER TABLE t ADD COLUMNS (c int)", True),
         ("SHOW TABLES", False),
         ("SELECT 1", False),
-        ("INSERT INTO t VALUES (1)", False),
+        ("INSERT INTO t VALUES (1)", True),
         ("SET hoodie.index.type=BUCKET", False),
     ],
 )

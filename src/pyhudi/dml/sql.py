@@ -21,6 +21,7 @@ import sqlglot
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import expressions as exp
 
+from pyhudi.codec.schema import META_FIELDS
 from pyhudi.config import read as read_keys
 from pyhudi.dml import statements
 from pyhudi.dml.ddl import alter_table, create_table, drop_table, is_hudi_create
@@ -81,6 +82,10 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         altered = alter_table(spark, parsed, session_options(spark))
         if altered is not None:
             return altered
+    if isinstance(parsed, exp.Insert):
+        listed = _insert_with_columns(spark, parsed)
+        if listed is not None:
+            return spark.sql(listed)
     if isinstance(parsed, exp.Drop):
         dropped = drop_table(spark, statement, parsed)
         if dropped is not None:
@@ -95,6 +100,22 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         if rewritten is not None:
             return spark.sql(rewritten)
     return spark.sql(statement)
+
+
+def _insert_with_columns(spark: SparkSession, insert: exp.Insert) -> str | None:
+    """A positional `INSERT INTO|OVERWRITE t VALUES|SELECT ...` of a Hudi catalog table with its
+    data columns listed: the catalog table has Hudi's meta columns first, which Hudi's SQL leaves
+    out of a positional insert. None when there is nothing to add."""
+    target = insert.this
+    if not isinstance(target, exp.Table) or insert.args.get("by_name"):
+        return None
+    if target.args.get("partition") is not None or hudi_table_path(spark, target) is None:
+        return None
+    name = ".".join(f"`{part.name}`" for part in target.parts)
+    columns = [f.name for f in spark.table(name).schema if f.name not in META_FIELDS]
+    listed = exp.Schema(this=target.copy(), expressions=[exp.to_identifier(c) for c in columns])
+    insert.set("this", listed)
+    return insert.sql(dialect="spark")
 
 
 #: `SHOW PARTITIONS name [PARTITION (k = v, ...)]`.

@@ -251,6 +251,7 @@ def hands_to_pyhudi(statement: str) -> bool:
         or (first == "CREATE" and (" using hudi" in lowered or " using org.apache.hudi" in lowered))
         or lowered.startswith("drop table ")
         or lowered.startswith("alter table ")
+        or first == "INSERT"
         or "hudi.`" in lowered
         or " as of " in lowered
     )
