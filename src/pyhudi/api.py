@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from pyhudi.codec.schema import with_meta_fields as add_meta
+from pyhudi.config.read import READ_PATHS
 from pyhudi.config.unknown import check_service_options
 from pyhudi.exceptions import InstantNotFoundError
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
@@ -17,6 +18,7 @@ from pyhudi.model.file import FileGroup, FileSlice
 from pyhudi.model.instant import Instant
 from pyhudi.model.results import BootstrapResult, CommitResult
 from pyhudi.reader.arrow_read import read_arrow as _read_arrow
+from pyhudi.reader.read_paths import is_glob, split_load_path
 from pyhudi.services import savepoint
 from pyhudi.services.savepoint import RestoreResult, RollbackResult, SavepointInfo
 from pyhudi.table.context import TableContext
@@ -161,6 +163,8 @@ def read_arrow(
 
     >>> pyhudi.read_arrow("/data/trips", filters=[("city", "=", "sf")]).to_pandas()  # doctest: +SKIP
     """
+    if is_glob(path) or READ_PATHS.is_set(options or {}):
+        path, options = split_load_path(path, options or {})
     return _read_arrow(TableContext.open(path), options, columns=columns, filters=filters)
 
 

@@ -176,8 +176,11 @@ def test_bad_requests_are_clear_errors(spark, tmp_path):
         table.to_arrow(filters=[("ts", "=", "not a number")])
     with pytest.raises(ConfigError, match=r"hoodie\.datasource\.read\.begin\.instanttime"):
         table.to_arrow({"hoodie.datasource.query.type": "incremental"})
+    with pytest.raises(ConfigError, match="is not inside the table"):
+        table.to_arrow({"hoodie.datasource.read.paths": str(tmp_path / "elsewhere")})
+    incremental = {"hoodie.datasource.query.type": "incremental"}
     with pytest.raises(UnsupportedOperationError, match=r"hoodie\.datasource\.read\.paths"):
-        table.to_arrow({"hoodie.datasource.read.paths": path})
+        table.to_arrow({**incremental, "hoodie.datasource.read.paths": path + "/*"})
     with pytest.raises(ConfigError, match=r"as\.of\.instant"):
         table.to_arrow({"as.of.instant": "yesterday"})
     assert table.to_arrow(filters=[("ts", "=", None)]).num_rows == 0  # null compares as Spark's

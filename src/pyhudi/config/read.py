@@ -46,7 +46,12 @@ INCR_FALLBACK_FULL_SCAN = boolean(
     False,
     "Incremental reads of cleaned or archived commits fall back to a full scan.",
 )
-READ_PATHS = string("hoodie.datasource.read.paths", None, "Not supported: read whole tables.")
+READ_PATHS = string(
+    "hoodie.datasource.read.paths",
+    None,
+    "Comma-separated paths inside the table to read (folders, files, globs): only the file "
+    "slices they name (not with incremental queries).",
+)
 DATA_SKIPPING = boolean(
     "hoodie.enable.data.skipping",
     False,

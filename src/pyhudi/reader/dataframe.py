@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
+from pyhudi.config import read as read_keys
 from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.slice_reader import read_slice_batches
 from pyhudi.keygen.spark_sql import sql_identifier
@@ -24,6 +25,7 @@ from pyhudi.reader.mor_spark import read_log_slices
 from pyhudi.reader.partition_values import string_partition_fields
 from pyhudi.reader.planner import ReadPlan, plan_read
 from pyhudi.reader.pruning import PartitionFilter, validate_filters
+from pyhudi.reader.read_paths import is_glob, split_load_path
 from pyhudi.reader.row_filters import rows_condition
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark_env import default_parallelism
@@ -47,6 +49,8 @@ def read(
     """Read the table at `path` (snapshot by default) with Hudi's read option keys; `columns`:
     only these columns, in this order (all when None)."""
     checked = validate_filters(filters)
+    if is_glob(path) or read_keys.READ_PATHS.is_set(options or {}):
+        path, options = split_load_path(path, options or {})
     ctx = TableContext.open(path)
     if is_cdc_query(options or {}):
         frame = cdc_frame(spark, ctx, options or {}, checked)

@@ -29,6 +29,7 @@ from pyhudi.model.instant import Action, Instant, InstantTime
 from pyhudi.reader.data_skipping import skip_slices
 from pyhudi.reader.hollow import first_hollow_commit
 from pyhudi.reader.pruning import PartitionFilter, check_filter_columns, prune_partitions
+from pyhudi.reader.read_paths import partition_in_scope, read_patterns, slice_in_scope
 from pyhudi.table import schema_history
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
@@ -70,11 +71,13 @@ def plan_read(
 ) -> ReadPlan:
     opts = dict(options or {})
     check_read_options(opts)  # misspelt keys, CDC queries, ...: never ignored silently
-    if rkeys.READ_PATHS.is_set(opts):
-        raise UnsupportedOperationError(
-            f"{rkeys.READ_PATHS.key} is not supported: read the table's base path"
-        )
+    patterns = read_patterns(ctx, opts)
     query_type = rkeys.QUERY_TYPE.get(opts)
+    if patterns and query_type == "incremental":
+        raise UnsupportedOperationError(
+            f"{rkeys.READ_PATHS.key} (or a glob load path) with an incremental query: read the "
+            "table's base path"
+        )
     if query_type == "incremental" and rkeys.INCREMENTAL_FORMAT.get(opts) == "cdc":
         # Its rows are changes, not records: `pyhudi.reader.cdc.plan_cdc` plans it.
         raise UnsupportedOperationError("a CDC query has no record read plan: use plan_cdc")
@@ -86,7 +89,11 @@ def plan_read(
     schema = table_arrow_schema(ctx, as_of) or pa.schema([])
     view = read_view(ctx, opts)  # the metadata table's files listing when enabled
     partitions = prune_partitions(ctx, view.partition_paths(), filters)
+    if patterns:
+        partitions = [p for p in partitions if partition_in_scope(p, patterns)]
     slices = _latest_slices(ctx, view, query_type, as_of, partitions)
+    if patterns:
+        slices = [s for s in slices if slice_in_scope(s, patterns)]
     slices = skip_slices(ctx, opts, slices, filters)  # hoodie.enable.data.skipping
     return _plan(ctx, query_type, schema, slices, as_of, None, tuple(filters))
 
