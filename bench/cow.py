@@ -1,4 +1,5 @@
-"""Copy-on-write benchmarks (issue: foundation): bulk_insert, upsert, snapshot read."""
+"""Copy-on-write benchmarks (issue: foundation): bulk_insert, upsert, snapshot read; and
+`format("hudi")` upsert against `pyhudi.write` upsert (issue 45)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def run(spark: SparkSession) -> dict[str, Measure]:
     batch = materialize(spark, upsert_batch(spark), path("upsert_batch"))
     results = {"cow_bulk_insert": bulk_insert(spark, source)}
     results["cow_upsert"] = upsert(spark, batch)
+    results["cow_format_hudi_upsert_vs_write"] = format_upsert(spark, batch)
     results["cow_snapshot_read"] = snapshot_read(spark)
     return results
 
@@ -65,6 +67,33 @@ def upsert(spark: SparkSession, batch) -> Measure:  # type: ignore[no-untyped-de
         prepare, lambda run: pyhudi.write(batch, path("cow_upsert"), options), baseline
     )
     return Measure(ours, theirs, target=1.2)
+
+
+def format_upsert(spark: SparkSession, batch) -> Measure:  # type: ignore[no-untyped-def]
+    """`df.write.format("hudi")` with Hudi's default operation (upsert, routed to pyhudi.write by
+    `pyhudi.register`) against `pyhudi.write` upsert, on copies of the same table."""
+    pyhudi.register(spark)
+
+    def prepare(run: int) -> None:
+        for name in ("cow_format_upsert", "cow_write_upsert"):
+            fresh(path(name))
+            shutil.copytree(path("cow_bulk"), path(name))
+
+    ours, theirs = median_pair(
+        prepare,
+        lambda run: (
+            batch.write.format("hudi")
+            .options(**HUDI_OPTIONS)
+            .mode("append")
+            .save(path("cow_format_upsert"))
+        ),
+        lambda run: pyhudi.write(
+            batch,
+            path("cow_write_upsert"),
+            {**HUDI_OPTIONS, "hoodie.datasource.write.operation": "upsert"},
+        ),
+    )
+    return Measure(ours, theirs, target=1.1)
 
 
 def snapshot_read(spark: SparkSession) -> Measure:
