@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pyhudi.spark_compat import arrow_to_frame
 from pyhudi.storage.s3conf import KEYS as S3A_KEYS
 
 #: Spark's own knob for the default number of tasks, honoured when set.
@@ -90,7 +91,7 @@ def rows_frame(
     pyspark reads only the first rows of a table whose columns are chunked differently."""
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
     arrays = [pa.array(values, field.type) for values, field in zip(columns, fields, strict=True)]
-    return spark.createDataFrame(pa.table(arrays, schema=pa.schema(fields)))
+    return arrow_to_frame(spark, pa.table(arrays, schema=pa.schema(fields)))
 
 
 def s3a_conf(spark: SparkSession) -> dict[str, str]:

@@ -6,7 +6,7 @@ from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
-from pyhudi.spark.source_writer import runs_as_data_source
+from pyhudi.spark.source_operations import runs_as_data_source
 
 
 def test_append_and_overwrite_modes(spark, tmp_path):

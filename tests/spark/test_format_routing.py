@@ -106,3 +106,24 @@ def test_other_formats_are_spark_own(spark, tmp_path):  # type: ignore[no-untype
     )
     df.write.mode("append").parquet(str(tmp_path / "p"))
     assert spark.read.parquet(str(tmp_path / "p")).count() == 2
+
+
+def test_format_hudi_loads_part_of_a_table_through_a_glob(spark, tmp_path):  # type: ignore[no-untyped-def]
+    pyhudi.register(spark)
+    path = str(tmp_path / "globbed")
+    rows = [("a", 1, "sf"), ("b", 1, "la"), ("c", 1, "sf")]
+    pyhudi.write(
+        spark.createDataFrame(rows, "id string, ts long, city string"),
+        path,
+        {
+            "hoodie.table.name": "globbed",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "city",
+        },
+    )
+    sf = spark.read.format("hudi").load(path + "/sf/*")
+    assert sorted(r.id for r in sf.collect()) == ["a", "c"]
+    listed = spark.read.format("hudi").option("hoodie.datasource.read.paths", path + "/la").load()
+    assert [r.id for r in listed.collect()] == ["b"]
+    assert spark.read.format("hudi").load(path + "/*/*").count() == 3

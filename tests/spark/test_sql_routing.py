@@ -9,6 +9,7 @@ import pytest
 
 import pyhudi
 from pyhudi.spark.routing import hands_to_pyhudi
+from pyhudi.spark_compat import has_python_data_sources
 
 OPTIONS = {
     "hoodie.table.name": "routed",
@@ -88,6 +89,9 @@ def test_statements_handed_to_pyhudi(statement: str, handed: bool) -> None:
     assert hands_to_pyhudi(statement) is handed
 
 
+@pytest.mark.skipif(
+    not has_python_data_sources(), reason="CREATE TABLE ... USING hudi needs the data source (4.0+)"
+)
 @pytest.mark.parametrize("hive_style", [False, True])
 def test_show_partitions_lists_a_hudi_tables_partition_paths(spark, tmp_path, hive_style):  # type: ignore[no-untyped-def]
     pyhudi.register(spark)

@@ -10,7 +10,8 @@ from tests.helpers.builders import df_of, trip, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 
 import pyhudi
-from pyhudi.spark.source_writer import runs_as_data_source
+from pyhudi.spark.source_operations import runs_as_data_source
+from pyhudi.spark_compat import pyspark_version
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner
@@ -105,6 +106,11 @@ def test_new_nullable_column_is_accepted_and_old_files_read_null(spark, tmp_path
     assert sorted(v for v in theirs.column("tip").to_pylist() if v is not None) == [2.5, 2.5, 2.5]
 
 
+@pytest.mark.xfail(
+    pyspark_version() < (4, 0),
+    reason="Spark 3.5's Parquet reader does not widen the older INT32 files to bigint",
+    strict=True,
+)
 def test_widening_int_to_long_rewrites_with_the_wider_type(spark, tmp_path):
     path = str(tmp_path / "t")
     options = {**trips_options(), "hoodie.datasource.write.operation": "upsert"}

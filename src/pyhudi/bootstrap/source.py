@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
-from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
 from pyhudi.config import bootstrap as bootstrap_keys
 from pyhudi.exceptions import ConfigError
 from pyhudi.file_group.stitch import file_format_of, hive_folder_values
+from pyhudi.spark_compat import from_arrow_schema
 from pyhudi.storage import FileStatus, Storage
 from pyhudi.writer.schema import arrow_data_schema, normalize_spark_type
 

@@ -356,6 +356,6 @@ def _result_frame(spark: SparkSession, result: MergeResult) -> DataFrame:
         result.num_updated,
         result.num_deleted,
         result.num_inserted,
-        result.instant_time,
+        str(result.instant_time),  # a plain str: PySpark 3.5 cannot unpickle str subclasses
     )
     return spark.createDataFrame([row], RESULT_SCHEMA)

@@ -21,6 +21,7 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.config import index as index_keys
 from pyhudi.file_group.control_columns import POSITION
 from pyhudi.model.file import BaseFile
+from pyhudi.spark_compat import apply_in_arrow
 from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
@@ -115,4 +116,4 @@ def bloom_candidate_locations(
         RECORD_KEY, "partition", "file_id", "file_name", "path"
     )
     schema = _MATCH_DDL + (_POSITION_DDL if positions else "")
-    return candidates.groupBy("path").applyInArrow(_check_file(ctx.storage, positions), schema)
+    return apply_in_arrow(candidates, "path", _check_file(ctx.storage, positions), schema)

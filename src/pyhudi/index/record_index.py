@@ -27,6 +27,7 @@ from pyhudi.codec.metadata_keys import file_group_indexes
 from pyhudi.codec.schema import RECORD_KEY
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION, LOCATION_SCHEMA
 from pyhudi.metadata.record_index_lookup import RecordIndexFileGroups
+from pyhudi.spark_compat import arrow_to_frame, to_arrow
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
@@ -77,10 +78,10 @@ def record_index_locations(
 def tag_with_record_index(spark: SparkSession, ctx: TableContext, incoming: DataFrame) -> DataFrame:
     """`incoming` plus the location columns (null for keys not in the table)."""
     groups = RecordIndexFileGroups.open(ctx, "hoodie.index.type=RECORD_INDEX")
-    keys = incoming.select(RECORD_KEY).limit(DRIVER_LOOKUP_MAX_KEYS + 1).toArrow()
+    keys = to_arrow(incoming.select(RECORD_KEY).limit(DRIVER_LOOKUP_MAX_KEYS + 1))
     if keys.num_rows <= DRIVER_LOOKUP_MAX_KEYS:
         located = locate_on_driver(ctx, groups, keys.column(0))
-        matches = spark.createDataFrame(located, LOCATION_SCHEMA)
+        matches = arrow_to_frame(spark, located, LOCATION_SCHEMA)
         return incoming.join(F.broadcast(matches), on=RECORD_KEY, how="left")
     matches = record_index_locations(spark, ctx, incoming, groups)
     return incoming.join(matches, on=RECORD_KEY, how="left")

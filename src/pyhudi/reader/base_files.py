@@ -17,11 +17,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.base_formats import lance_file_reader, read_lance_file
 from pyhudi.model.enums import BaseFileFormat
+from pyhudi.spark_compat import to_arrow_schema
 from pyhudi.spark_env import default_parallelism
 from pyhudi.storage import Storage
 
@@ -43,7 +43,7 @@ def base_files_frame(
 def _lance_frame(
     spark: SparkSession, storage: Storage, paths: list[str], schema: T.StructType
 ) -> DataFrame:
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = to_arrow_schema(schema)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

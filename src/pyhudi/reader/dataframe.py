@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import COMMIT_TIME, META_FIELDS
 from pyhudi.config import read as read_keys
@@ -28,6 +27,7 @@ from pyhudi.reader.pruning import PartitionFilter, validate_filters
 from pyhudi.reader.read_paths import is_glob, split_load_path
 from pyhudi.reader.row_filters import rows_condition
 from pyhudi.reader.slices import slice_tasks
+from pyhudi.spark_compat import from_arrow_schema, to_arrow_schema
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
@@ -155,7 +155,7 @@ def arrow_slices_frame(
 ) -> DataFrame:  # type: ignore[no-untyped-def]
     """Slices read whole in Arrow tasks (bootstrap skeletons stitched to their source files)."""
     tasks = slice_tasks(ctx, plan, slices)
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = to_arrow_schema(schema)
 
     def run(batches):  # type: ignore[no-untyped-def]
         for batch in batches:

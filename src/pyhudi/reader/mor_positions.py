@@ -31,7 +31,6 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.file_group.base_file import conform
 from pyhudi.file_group.slice_overlay import delete_vector_words, slice_deletes, slice_live_rows
@@ -39,6 +38,7 @@ from pyhudi.file_group.slice_task import SliceTask
 from pyhudi.keygen.spark_sql import sql_json_constant
 from pyhudi.model.enums import BaseFileFormat
 from pyhudi.reader.base_files import base_files_frame
+from pyhudi.spark_compat import to_arrow, to_arrow_schema
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
@@ -134,7 +134,7 @@ def _deletes(spark: SparkSession, tasks: list[SliceTask], log_bytes: int) -> pa.
     """Pass 1's rows: computed on the driver for a small read (a Spark job costs more than the
     work: ~15 ms of CPU per slice), else by a Spark job collected with `toArrow`."""
     if len(tasks) > DRIVER_MAX_SLICES or not 0 <= log_bytes <= DRIVER_MAX_LOG_BYTES:
-        return deletes_frame(spark, tasks).toArrow()
+        return to_arrow(deletes_frame(spark, tasks))
     # pyarrow's parquet reads and compute release the GIL: a few threads overlap them.
     with ThreadPoolExecutor(max_workers=min(len(tasks), DRIVER_THREADS)) as pool:
         found = list(pool.map(slice_deletes, tasks))
@@ -150,7 +150,7 @@ def _deletes(spark: SparkSession, tasks: list[SliceTask], log_bytes: int) -> pa.
 
 def deletes_frame(spark: SparkSession, tasks: list[SliceTask]) -> DataFrame:
     """Pass 1: one row per base file whose logs drop rows or lose to it (`BASE`, `POSITIONS`, `LOST`)."""
-    target = to_arrow_schema(_DELETES, timezone="UTC")
+    target = to_arrow_schema(_DELETES)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -177,7 +177,7 @@ def _live_frame(
 ) -> DataFrame:
     """Pass 2: the surviving log rows of every slice, decoded in the query's tasks (one per
     `LIVE_TASK_LOG_BYTES` of logs, up to one per core; one per core when the size is unknown)."""
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = to_arrow_schema(schema)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

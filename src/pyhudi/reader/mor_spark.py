@@ -23,7 +23,6 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from pyhudi.codec.schema import IS_DELETED_FIELD, PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.base_file import conform
@@ -40,6 +39,7 @@ from pyhudi.reader.base_files import base_files_frame
 from pyhudi.reader.mor_positions import read_by_position, reads_by_position
 from pyhudi.reader.planner import ReadPlan
 from pyhudi.reader.slices import slice_tasks
+from pyhudi.spark_compat import to_arrow_schema
 from pyhudi.spark_env import default_parallelism
 from pyhudi.table.context import TableContext
 
@@ -69,7 +69,7 @@ def log_winners(spark: SparkSession, tasks: list[SliceTask], schema: T.StructTyp
             T.StructField(NATURAL, T.BooleanType()),
         ]
     )
-    target = to_arrow_schema(extended, timezone="UTC")
+    target = to_arrow_schema(extended)
     slots = max(1, min(len(tasks), default_parallelism(spark)))
     indices = spark.range(0, len(tasks), 1, numPartitions=slots)
     indices = indices.select(F.col("id").cast("int").alias("i"))

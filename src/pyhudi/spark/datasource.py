@@ -13,6 +13,7 @@ import weakref
 from pyspark.sql import SparkSession
 
 from pyhudi.exceptions import ConfigError
+from pyhudi.spark_compat import has_python_data_sources
 from pyhudi.spark_env import is_connect, s3a_conf
 from pyhudi.storage.s3conf import use_conf
 
@@ -56,17 +57,21 @@ def is_registered(spark: SparkSession) -> bool:
 
 
 def register(spark: SparkSession) -> None:
-    """Register the `hudi` format with this SparkSession (idempotent)."""
+    """Register the `hudi` format with this SparkSession (idempotent). On pyspark 3.5, which has
+    no Python data sources, only `pyhudi.register(spark)`'s routing serves the format."""
     remote = str(getattr(spark, "session_id", "")) if is_connect(spark) else ""
     if spark in _registered or remote in _registered_remote:
         return
     check_session_settings(spark)
     use_conf(s3a_conf(spark))  # its S3A settings, for the S3 tables pyhudi opens from here on
-    from pyhudi.spark.source import ApacheHudiDataSource, PruningHudiDataSource
+    # pyspark 3.5 has no Python Data Source API: the session is only marked, and
+    # `pyhudi.spark.routing` serves `format("hudi")` reads and writes.
+    if has_python_data_sources():
+        from pyhudi.spark.source import ApacheHudiDataSource, PruningHudiDataSource
 
-    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark.dataSource.register(PruningHudiDataSource)
-    spark.dataSource.register(ApacheHudiDataSource)
+        spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+        spark.dataSource.register(PruningHudiDataSource)
+        spark.dataSource.register(ApacheHudiDataSource)
     _registered.add(spark)
     if remote:
         _registered_remote.add(remote)

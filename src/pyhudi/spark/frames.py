@@ -16,10 +16,10 @@ from typing import Any
 import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.exceptions import SchemaMismatchError, UnsupportedInputError
 from pyhudi.spark.session import local_session
+from pyhudi.spark_compat import arrow_to_frame, from_arrow_schema, to_arrow_schema
 
 #: What `spark_frame` accepts, as its error messages name it.
 ACCEPTED = (
@@ -68,9 +68,9 @@ def arrow_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
         schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
     except (TypeError, PySparkException) as err:
         raise SchemaMismatchError(f"a column type Spark cannot hold: {err}") from err
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = to_arrow_schema(schema)
     try:
         table = table.cast(target)  # safe: refuses to drop sub-microsecond parts
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
         raise SchemaMismatchError(f"the table does not convert to Spark's types: {err}") from err
-    return spark.createDataFrame(table, schema)
+    return arrow_to_frame(spark, table, schema)

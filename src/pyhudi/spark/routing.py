@@ -15,6 +15,11 @@ session that was not registered is untouched (its `format("hudi")` is the plain 
 Likewise `spark.sql` of a registered session hands `MERGE INTO`, `UPDATE`, `DELETE FROM`, `CALL`
 and queries naming ``hudi.`path` `` or reading `TIMESTAMP AS OF` to `pyhudi.sql`, which runs
 Hudi's statements and gives Spark the rest.
+
+pyspark 3.5 has no Python Data Source API: there every `hudi` save runs `pyhudi.write`, and
+`spark.read.format("hudi").load(path)` runs `pyhudi.read` with the reader's options
+(`spark.readStream.format("hudi")` says it needs pyspark 4). On 4.x, loads of part of a table
+(a glob path, `hoodie.datasource.read.paths`) run `pyhudi.read` too.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ from pyspark.sql import SparkSession
 
 from pyhudi.client.write_client import write
 from pyhudi.config import write as write_keys
+from pyhudi.config.read import READ_PATHS
 from pyhudi.dml.sql import in_statement, run_sql
-from pyhudi.exceptions import ConfigError
+from pyhudi.exceptions import ConfigError, UnsupportedOperationError
+from pyhudi.reader.dataframe import read
+from pyhudi.reader.read_paths import is_glob
 from pyhudi.spark.datasource import is_registered
 from pyhudi.spark.datasource import register as register_source
-from pyhudi.spark.source_writer import runs_as_data_source
+from pyhudi.spark.source_operations import runs_as_data_source
 from pyhudi.spark.streaming import stream_write
+from pyhudi.spark_compat import has_python_data_sources, needs_pyspark_4
 
 #: The names Hudi's Spark data source answers to.
 HUDI_FORMATS = frozenset({"hudi", "org.apache.hudi"})
@@ -177,6 +186,7 @@ def _save(original: Callable[..., Any]) -> Callable[..., Any]:
         save_mode = (mode or state.mode or DEFAULT_SAVE_MODE).lower()
         if (
             target
+            and has_python_data_sources()
             and save_mode in DATA_SOURCE_MODES
             and not state.partition_by  # Spark checks a data source's partitioning against none
             and runs_as_data_source(target, given, save_mode == "overwrite")
@@ -232,6 +242,58 @@ def _start(original: Callable[..., Any]) -> Callable[..., Any]:
         )
 
     return start
+
+
+def _reader_session(reader: Any) -> Any:
+    """The session of a `spark.read` / `spark.readStream` (classic: `_spark`, Connect: `_client`)."""
+    return getattr(reader, "_spark", None) or getattr(reader, "_client", None)
+
+
+def _routed_reader(reader: Any, source: str | None) -> bool:
+    session = _reader_session(reader)
+    return _is_hudi(source) and session is not None and is_registered(session)
+
+
+def _load(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`spark.read.format("hudi").load(path)` as `pyhudi.read` with the reader's options: every
+    load on pyspark 3.5 (no Python data source), and on 4.x the loads of part of a table (a glob
+    path, `hoodie.datasource.read.paths`), which the data source, reading whole tables, cannot."""
+
+    @functools.wraps(original)
+    def load(
+        self: Any, path: Any = None, format: str | None = None, schema: Any = None, **options: Any
+    ) -> Any:
+        state = recorded(self)
+        if not _routed_reader(self, format or state.format):
+            return original(self, path, format, schema, **options)
+        given = {
+            **state.options,
+            **{k: option_text(v) for k, v in options.items() if v is not None},
+        }
+        target = path or given.get("path")
+        partial = READ_PATHS.key in given or (isinstance(target, str) and is_glob(target))
+        if has_python_data_sources() and not partial:  # the data source reads whole tables
+            return original(self, path, format, schema, **options)
+        given.pop("path", None)
+        if partial and not target:
+            target = ""
+        elif not isinstance(target, str) or not target:
+            raise ConfigError('format("hudi").load() needs one table path')
+        return read(_reader_session(self), target, given)
+
+    return load
+
+
+def _stream_load(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def load(
+        self: Any, path: str | None = None, format: str | None = None, schema: Any = None, **kw: Any
+    ) -> Any:
+        if not has_python_data_sources() and _routed_reader(self, format or recorded(self).format):
+            raise UnsupportedOperationError(needs_pyspark_4('spark.readStream.format("hudi")'))
+        return original(self, path, format, schema, **kw)
+
+    return load
 
 
 #: The first words of the statements `spark.sql` hands to `pyhudi.sql`, besides queries that name
@@ -339,4 +401,22 @@ def install() -> None:
         _wrap_writer(stream_cls, "start", _start)
         for attribute in ("write", "writeStream"):
             setattr(frame_cls, attribute, _noting_frame(frame_cls.__dict__[attribute]))
+    _install_readers()
     _installed = True
+
+
+def _install_readers() -> None:
+    from pyspark.sql.readwriter import DataFrameReader
+    from pyspark.sql.streaming.readwriter import DataStreamReader
+
+    pairs: list[tuple[type, type]] = [(DataFrameReader, DataStreamReader)]
+    try:
+        from pyspark.sql.connect.readwriter import DataFrameReader as ConnectReader
+        from pyspark.sql.connect.streaming.readwriter import DataStreamReader as ConnectStream
+    except ImportError:  # Spark Connect's client extras are not installed
+        pass
+    else:
+        pairs.append((ConnectReader, ConnectStream))
+    for reader_cls, stream_cls in pairs:
+        _wrap_writer(reader_cls, "load", _load)
+        _wrap_writer(stream_cls, "load", _stream_load)

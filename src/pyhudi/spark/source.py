@@ -29,7 +29,6 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
 )
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
 from pyhudi.exceptions import ConfigError, TableNotFoundError
@@ -47,7 +46,9 @@ from pyhudi.spark.catalog import (
     is_catalog_create,
 )
 from pyhudi.spark.errors import short_errors, short_errors_iter
+from pyhudi.spark.source_operations import sql_insert_options
 from pyhudi.spark.stream_source import HudiStreamReader, cdc_spark_schema, check_stream_options
+from pyhudi.spark_compat import to_arrow_schema
 from pyhudi.table.context import TableContext
 
 
@@ -109,7 +110,7 @@ class HudiDataSource(DataSource):
 
     @short_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
-        from pyhudi.spark.source_writer import HudiDataSourceWriter, sql_insert_options
+        from pyhudi.spark.source_writer import HudiDataSourceWriter
 
         binding = binding_of(schema)
         options = _plain(self.options, binding)
@@ -167,7 +168,7 @@ class HudiDataSourceReader(DataSourceReader):
 
     @short_errors_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        target = to_arrow_schema(_without_metadata(self.schema), timezone="UTC")
+        target = to_arrow_schema(_without_metadata(self.schema))
         for task in partition.tasks:  # type: ignore[attr-defined]
             yield from read_slice_batches(task, target)
 

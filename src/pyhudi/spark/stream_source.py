@@ -25,7 +25,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
@@ -44,6 +43,7 @@ from pyhudi.reader.hollow import first_hollow_commit
 from pyhudi.reader.planner import plan_read
 from pyhudi.reader.slices import slice_tasks
 from pyhudi.spark.errors import short_errors, short_errors_iter
+from pyhudi.spark_compat import from_arrow_schema, to_arrow_schema
 from pyhudi.table.context import TableContext
 from pyhudi.timeline import normalize_instant_time
 
@@ -305,7 +305,7 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @short_errors_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        target = to_arrow_schema(_plain_fields(self.schema), timezone="UTC")
+        target = to_arrow_schema(_plain_fields(self.schema))
         task = partition.task  # type: ignore[attr-defined]
         if partition.cdc:  # type: ignore[attr-defined]
             for batch in read_cdc_task(task):

@@ -27,6 +27,7 @@ from pyhudi.file_group.merge import MergeSpec, merge_into_file_group
 from pyhudi.file_group.stats import STATS_DDL, refused_row, stats_table
 from pyhudi.merge.record_merger import keep_latest_per_key
 from pyhudi.model.enums import BaseFileFormat, IOType
+from pyhudi.spark_compat import apply_in_arrow
 from pyhudi.table.context import TableContext
 from pyhudi.writer.job import WriteJob, merge_spec, write_tasks
 from pyhudi.writer.late_tasks import settled_groups
@@ -185,6 +186,6 @@ def write_file_groups_mor(job: WriteJob, records: DataFrame) -> list[dict]:
         ]
     )
     # Appending a log file costs what its records cost; only small-file merges rewrite a base file.
-    data = data.repartition(write_tasks(job, len(job.small_file_ids)), FID)
-    result = data.groupBy(FID).applyInArrow(function, STATS_DDL)
+    tasks = write_tasks(job, len(job.small_file_ids))
+    result = apply_in_arrow(data, FID, function, STATS_DDL, tasks=tasks)
     return [row.asDict() for row in result.collect()]

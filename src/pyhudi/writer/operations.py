@@ -27,6 +27,7 @@ from pyhudi.index.bucket import (
 from pyhudi.index.locate import Lookup, choose_lookup, tag_locations, with_located
 from pyhudi.index.simple import LOC_BASE, LOC_FID, LOC_PARTITION
 from pyhudi.model.enums import WriteOperationType
+from pyhudi.spark_compat import apply_in_arrow
 from pyhudi.spark_env import checkpointed, release
 from pyhudi.table.context import TableContext
 from pyhudi.writer import partitioner, small_batch
@@ -43,9 +44,12 @@ def write_file_groups_cow(job: WriteJob, records: DataFrame) -> list[dict]:
     data = records.drop(
         *[c for c in records.columns if c.startswith("__pyhudi_") and c not in CONTROL_COLUMNS]
     )
-    data = data.repartition(write_tasks(job, rewritable_groups(job)), FID)
-    result = data.groupBy(FID).applyInArrow(
-        settled_groups(job.spec, file_group_function(job.spec, merge)), STATS_DDL
+    result = apply_in_arrow(
+        data,
+        FID,
+        settled_groups(job.spec, file_group_function(job.spec, merge)),
+        STATS_DDL,
+        tasks=write_tasks(job, rewritable_groups(job)),
     )
     return [row.asDict() for row in result.collect()]
 

@@ -7,11 +7,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pyhudi.codec.schema import META_ARROW_FIELDS, META_FIELDS
 from pyhudi.exceptions import SchemaMismatchError
 from pyhudi.keygen.spark_sql import sql_identifier
+from pyhudi.spark_compat import from_arrow_schema, to_arrow_schema
 
 # Avro type promotions Hudi accepts when a column's type changes (narrow -> wide).
 _PROMOTIONS = {
@@ -66,7 +66,7 @@ def normalize(df: DataFrame) -> DataFrame:
 
 
 def arrow_data_schema(spark_schema: T.StructType) -> pa.Schema:
-    schema = to_arrow_schema(spark_schema, timezone="UTC")
+    schema = to_arrow_schema(spark_schema)
     return pa.schema([f.with_nullable(True) for f in schema if f.name not in META_FIELDS])
 
 

@@ -22,6 +22,7 @@ from pyhudi.codec.schema import PARTITION_PATH, RECORD_KEY
 from pyhudi.file_group.control_columns import BASE, DELETE, FID, POSITION
 from pyhudi.index.driver_lookup import locate_on_driver
 from pyhudi.model.file import BaseFile
+from pyhudi.spark_compat import arrow_to_frame, to_arrow
 from pyhudi.writer import partitioner
 from pyhudi.writer.job import WriteJob, in_task_combine
 
@@ -45,7 +46,7 @@ def tagged_on_driver(
     """`records` with their file group (`FID`, `BASE`): updates where the index found the key
     (with its row in that base file, `POSITION`), inserts where the partitioner put them (none
     unless `keep_new`: a delete's keys new to the table go nowhere)."""
-    incoming = records.select(RECORD_KEY, PARTITION_PATH).toArrow()
+    incoming = to_arrow(records.select(RECORD_KEY, PARTITION_PATH))
     pairs = incoming.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
     located = locate_on_driver(job.ctx, files, pairs)
     new_keys = pairs.join(located, keys=[RECORD_KEY, PARTITION_PATH], join_type="left anti")
@@ -68,7 +69,7 @@ def tagged_on_driver(
     # chunked differently.
     routes = pa.concat_tables([updates, inserts]).combine_chunks()
     routed = records.join(
-        F.broadcast(job.spark.createDataFrame(routes)), on=[RECORD_KEY, PARTITION_PATH]
+        F.broadcast(arrow_to_frame(job.spark, routes)), on=[RECORD_KEY, PARTITION_PATH]
     )
     if keep_new and not in_task_combine(job.cfg):  # else deletes compete with inserts in the task
         # Planned as inserts (Hudi counts them too, so their partitions' small files are rewritten),

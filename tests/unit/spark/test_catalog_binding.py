@@ -13,7 +13,7 @@ from pyhudi.spark.catalog import (
     binding_of,
     is_catalog_create,
 )
-from pyhudi.spark.source_writer import sql_insert_options
+from pyhudi.spark.source_operations import sql_insert_options
 
 # What Spark hands the source at CREATE TABLE ... LOCATION ... TBLPROPERTIES (...): lower-cased keys.
 CREATE_OPTIONS = {

@@ -205,6 +205,8 @@ def _load(buf: np.ndarray, pos: np.ndarray, dtype: str) -> np.ndarray:
 
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
+_LOW_BYTE_BITS = np.uint64(0x0101010101010101)
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)  # numpy 2.0+
 _LOW_SEVEN = np.uint64(0x7F7F7F7F7F7F7F7F)
 #: Gathering the 7-bit groups of 8 bytes: (mask of the low half, mask of the high half, shift).
 _SQUEEZE = tuple(
@@ -229,6 +231,16 @@ def _read_varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return value, size
 
 
+def _count_high_bits(masked: np.ndarray) -> np.ndarray:
+    """How many byte-high bits are set in each word (all other bits clear)."""
+    if _BITWISE_COUNT is not None:
+        return _BITWISE_COUNT(masked).astype(np.int64)  # type: ignore[no-any-return]
+    # numpy 1.x (pyspark 3.5's extras pin numpy<2) has no bitwise_count: the high bits moved to
+    # the low bit of each byte, summed into the top byte by one multiplication (at most 8).
+    ones = (masked >> np.uint64(7)) * _LOW_BYTE_BITS
+    return (ones >> np.uint64(56)).astype(np.int64)
+
+
 def _read_long_varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Varints of any length: the 8 bytes at each position are loaded as one little-endian
     uint64; the first byte without its high bit ends the varint; the 7-bit groups are squeezed
@@ -236,7 +248,7 @@ def _read_long_varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np
     word = _load(buf, pos, "<u8")
     stops = ~word & _HIGH_BITS
     last = stops & (~stops + np.uint64(1))  # the high bit of the varint's last byte (0: none)
-    size = np.bitwise_count((last - np.uint64(1)) & _HIGH_BITS).astype(np.int64) + 1
+    size = _count_high_bits((last - np.uint64(1)) & _HIGH_BITS) + 1
     value = word & (last | (last - np.uint64(1))) & _LOW_SEVEN
     for low, high, shift in _SQUEEZE:
         value = (value & low) | ((value & high) >> shift)
