@@ -161,10 +161,14 @@ def test_hudi_1_2_writing_version_6_agrees_on_a_merge(spark, hudi_1_2, tmp_path)
     _create(spark, ours, "COPY_ON_WRITE", True)
     shutil.copytree(ours, theirs)
     name = _register(hudi_1_2, theirs)
-    for key, value in HUDI_1_2_WRITES_V6.items():
-        hudi_1_2.sql(f"SET {key}={value}")
     merge = MERGE.format(table="{table}", source=_source(ROWS), partial=PARTIAL)
     pyhudi.sql(spark, merge.format(table=_ours(ours)))
-    hudi_1_2.sql(merge.format(table=name))
+    for key, value in HUDI_1_2_WRITES_V6.items():
+        hudi_1_2.sql(f"SET {key}={value}")
+    try:
+        hudi_1_2.sql(merge.format(table=name))
+    finally:  # the judge's session is shared: later tests must not write version 6
+        for key in HUDI_1_2_WRITES_V6:
+            hudi_1_2.sql(f"RESET {key}")
     assert Path(theirs, ".hoodie", "hoodie.properties").read_text().count("hoodie.table.version=6")
     _assert_same_tables(spark, hudi_1_2, ours, theirs)

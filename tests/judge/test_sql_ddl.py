@@ -131,7 +131,10 @@ def test_alter_table_add_columns_commits_as_hudi(
             instant = table.commits()[-2]
             metadata = table.commit_metadata(instant.time)
             altered[location] = (instant.action, metadata.operation_type, metadata.schema)
-        assert altered[ours] == altered[hudi_location]
+        assert altered[ours] == altered[hudi_location], (
+            altered[ours][2],
+            altered[hudi_location][2],
+        )
         columns = ["id", "ts", "tip", "note", "city"]
         read = {
             location: sorted(
