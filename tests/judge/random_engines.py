@@ -322,7 +322,7 @@ class PyhudiEngine:
             return
         statement = self._statement(step, path)
         if step.via == "sql" and statement is not None:
-            pyhudi.sql(self.spark, statement).collect()
+            self._sql(statement)
             return
         table = pyhudi.HudiTable(path)
         options = index_options(self.setup)
@@ -335,6 +335,22 @@ class PyhudiEngine:
             table.delete(step.where, options=options, spark=self.spark)
         else:
             self._service(table, step)
+
+    def _sql(self, statement: str) -> None:
+        """`pyhudi.sql` with the table's index options SET in the session for the statement, as
+        Hudi's side is given them (a bucket index table needs them)."""
+        conf = index_options(self.setup)
+        previous = {k: self.spark.conf.get(k, None) for k in conf}
+        for key, value in conf.items():
+            self.spark.conf.set(key, value)
+        try:
+            pyhudi.sql(self.spark, statement).collect()
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
 
     def _statement(self, step: Step, path: str) -> str | None:
         """The statement `pyhudi.sql` runs for `step` (None: pyhudi has no CALL for it)."""

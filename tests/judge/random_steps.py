@@ -118,9 +118,8 @@ Step = Write | Merge | Update | DeleteWhere | Service
 
 #: Known pyhudi differences a long run may steer around, to look for new ones
 #: (`PYHUDI_RANDOM_KNOWN`, comma-separated; none by default):
-#: * `bucket-sql`: `pyhudi.sql` DML on a bucket index table, which has no way to be given the
-#:   index options (pyhudi refuses it; Hudi is given them with SET): pyhudi's side runs the
-#:   statement through `HudiTable` with the options instead;
+#: * `bucket-sql`: `pyhudi.sql` DML on a bucket index table (both engines are given the index
+#:   options with SET): pyhudi's side runs the statement through `HudiTable` instead;
 #: * `mor-log-order`: merge-on-read under OverwriteWithLatestAvroPayload (table version 6), where
 #:   Hudi 0.15's log scan compares ordering values between log records: that payload is not drawn
 #:   for merge-on-read;
