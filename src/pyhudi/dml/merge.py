@@ -31,6 +31,7 @@ from pyhudi.dml.rows import MergeShape, merge_rows, written
 from pyhudi.dml.target import StatementTarget
 from pyhudi.exceptions import ConfigError
 from pyhudi.keygen.spark_sql import sql_identifier
+from pyhudi.merge.config import MergeMode
 from pyhudi.model.results import CommitResult
 from pyhudi.spark.frames import spark_frame
 from pyhudi.spark_env import checkpointed, release
@@ -165,6 +166,9 @@ class MergeBuilder:
             cfg.keygen.record_key_fields,
             cfg.keygen.partition_field_names,
             cfg.precombine_field,
+            drops_stale_updates=not (
+                cfg.table_version >= 8 and cfg.merge_mode is MergeMode.COMMIT_TIME_ORDERING
+            ),
         )
         with expressions_checked("merge"):
             built = merge_rows(self._source, snapshot, self._on, self._clauses, shape)

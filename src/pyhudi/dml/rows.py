@@ -45,6 +45,9 @@ class MergeShape:
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
     ordering_field: str | None
+    #: Matched updates with a smaller ordering value than the stored row's are dropped (not under
+    #: Hudi 1.x's commit-time ordering, where the statement's write wins: Hudi 1.2, checked).
+    drops_stale_updates: bool = True
 
 
 def qualified(alias: str, name: str) -> Column:
@@ -127,7 +130,7 @@ def _stale(
 ) -> Column | None:
     """True where the source's ordering value is below the target's (null: cannot tell)."""
     field = shape.ordering_field
-    if field is None or "." in field:
+    if field is None or "." in field or not shape.drops_stale_updates:
         return None
     by_lower = {c.lower(): c for c in source_columns}
     incoming: Column | None = None
