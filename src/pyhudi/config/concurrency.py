@@ -15,6 +15,7 @@ from enum import Enum
 
 from pyhudi.config.options import choice, integer, string
 from pyhudi.config.write import FAILED_WRITES_CLEANER_POLICY
+from pyhudi.exceptions import ConfigError
 
 
 class FailedWritesPolicy(str, Enum):
@@ -251,3 +252,16 @@ AWS_SESSION_TOKEN = string(
     None,
     "AWS session token going with hoodie.aws.access.key. Never printed.",
 )
+
+
+def aws_credentials(options: Mapping[str, str]) -> tuple[str, str, str | None] | None:
+    """The `hoodie.aws.*` credentials (access key, secret key, session token), or None for the
+    AWS SDK's own chain; an access key without its secret (or the reverse) is a ConfigError."""
+    access, secret = AWS_ACCESS_KEY.get(options), AWS_SECRET_KEY.get(options)
+    if (access is None) != (secret is None):
+        raise ConfigError(
+            f"{AWS_ACCESS_KEY.key} and {AWS_SECRET_KEY.key} go together: give both or neither"
+        )
+    if access is None or secret is None:
+        return None
+    return access, secret, AWS_SESSION_TOKEN.get(options)

@@ -17,6 +17,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.config import clean as clean_keys
+from pyhudi.config import sql as sqlkeys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml import inspect_procedures as inspect
 from pyhudi.dml import table_procedures as tables
@@ -344,10 +345,12 @@ def _result(spark: SparkSession, column: str, value: bool) -> DataFrame:
     return spark.createDataFrame([(value,)], f"{column} boolean")
 
 
-def _session(spark: SparkSession) -> dict[str, str]:
+def session_settings(spark: SparkSession) -> dict[str, str]:
     """The session's `hoodie.*` settings, which Hudi's procedures add to their options."""
     return {
-        str(r[0]): str(r[1]) for r in spark.sql("SET").collect() if str(r[0]).startswith("hoodie.")
+        str(r[0]): str(r[1])
+        for r in spark.sql("SET").collect()
+        if str(r[0]).startswith(sqlkeys.HOODIE_PREFIX)
     }
 
 
@@ -413,7 +416,7 @@ PROCEDURES: dict[str, Procedure] = {
             "props_file_path",
             "bootstrap_overwrite",
         ),
-        lambda spark, args: tables.run_bootstrap(spark, args, _session(spark)),
+        lambda spark, args: tables.run_bootstrap(spark, args, session_settings(spark)),
     ),
     "hive_sync": Procedure(
         (
@@ -427,7 +430,7 @@ PROCEDURES: dict[str, Procedure] = {
             "partition_extractor_class",
             "strategy",
         ),
-        lambda spark, args: tables.hive_sync(spark, args, _session(spark)),
+        lambda spark, args: tables.hive_sync(spark, args, session_settings(spark)),
     ),
     "stats_file_sizes": Procedure(
         ("table", "partition_path", "limit", "path"), inspect.stats_file_sizes

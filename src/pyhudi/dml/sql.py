@@ -27,15 +27,12 @@ from pyhudi.dml import statements
 from pyhudi.dml.ddl import alter_table, create_table, drop_table, is_hudi_create
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
-from pyhudi.dml.procedures import call_procedure
+from pyhudi.dml.procedures import call_procedure, session_settings
 from pyhudi.dml.target import STATEMENT_KEYS
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.reader.dataframe import read as read_frame
 from pyhudi.spark.datasource import register
 from pyhudi.table.context import TableContext
-
-#: Session settings with this prefix are Hudi's write options.
-HOODIE_PREFIX = "hoodie."
 
 #: The schema of what MERGE, UPDATE and DELETE return (the counts Delta Lake's SQL returns, and
 #: the instant of the commit).
@@ -214,13 +211,8 @@ def session_options(spark: SparkSession) -> dict[str, str]:
     """The `hoodie.*` settings of the session (`SET hoodie.index.type=BUCKET`): Hudi's SQL writes
     take them as write options, as pyhudi's statements do; the keys a statement decides itself
     (a session's `hoodie.datasource.write.operation`, say) do not apply to it, as in Hudi."""
-    rows = spark.sql("SET").collect()
     decided = {name for option in STATEMENT_KEYS for name in (option.key, *option.aliases)}
-    return {
-        str(r[0]): str(r[1])
-        for r in rows
-        if str(r[0]).startswith(HOODIE_PREFIX) and str(r[0]) not in decided
-    }
+    return {k: v for k, v in session_settings(spark).items() if k not in decided}
 
 
 def _run_dml(spark: SparkSession, parsed: exp.Expression, path: str) -> MergeResult:

@@ -75,15 +75,7 @@ class GlueSettings:
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> GlueSettings:
-        access, secret = ckeys.AWS_ACCESS_KEY.get(options), ckeys.AWS_SECRET_KEY.get(options)
-        if (access is None) != (secret is None):
-            raise ConfigError(
-                f"{ckeys.AWS_ACCESS_KEY.key} and {ckeys.AWS_SECRET_KEY.key} go together: "
-                "give both or neither"
-            )
-        credentials = None
-        if access is not None and secret is not None:
-            credentials = (access, secret, ckeys.AWS_SESSION_TOKEN.get(options))
+        credentials = ckeys.aws_credentials(options)
         return cls(
             database=skeys.GLUE_DATABASE_NAME.get(options),
             table=skeys.GLUE_TABLE_NAME.get(options),

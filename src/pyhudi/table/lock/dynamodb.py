@@ -78,15 +78,7 @@ class DynamoDBLockSettings:
                 f"{ckeys.DYNAMODB_LOCK} needs {ckeys.DYNAMODB_TABLE.key}: the DynamoDB table "
                 "that holds the locks (created when missing)"
             )
-        access, secret = ckeys.AWS_ACCESS_KEY.get(options), ckeys.AWS_SECRET_KEY.get(options)
-        if (access is None) != (secret is None):
-            raise ConfigError(
-                f"{ckeys.AWS_ACCESS_KEY.key} and {ckeys.AWS_SECRET_KEY.key} go together: "
-                "give both or neither"
-            )
-        credentials = None
-        if access is not None and secret is not None:
-            credentials = (access, secret, ckeys.AWS_SESSION_TOKEN.get(options))
+        credentials = ckeys.aws_credentials(options)
         settings = cls(
             table=table,
             partition_key=ckeys.DYNAMODB_PARTITION_KEY.get(options) or TABLE_NAME.get(options),
