@@ -5,7 +5,9 @@ slice's base file and number of log files).
 
 * a delete appends a delete block to the file group's log; it never rewrites the base file, even
   when the batch also holds a key the table does not have;
-* the default clustering plan takes a partition's single small file slice (with its log) too.
+* the default clustering plan takes a partition's single small file slice (with its log) too;
+* MERGE INTO counts the source rows no clause takes as inserts of their partition: a delete there
+  rewrites the partition's small file, where the same delete elsewhere waits in a log.
 
 Each table is built once per module and Hudi version."""
 
@@ -78,7 +80,7 @@ def built(request, spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     root: Path = tmp_path_factory.mktemp(f"mor-layout-v{version}")
     pairs = {
         name: Pair(str(root / f"{name}-hudi"), str(root / f"{name}-pyhudi"))
-        for name in ("delete", "cluster")
+        for name in ("delete", "cluster", "merge")
     }
     twelve = rows(spark, list(range(12)), 1, "a")
     for pair in pairs.values():
@@ -90,10 +92,24 @@ def built(request, spark, tmp_path_factory):  # type: ignore[no-untyped-def]
     _write(spark, judge, cluster, version, rows(spark, [0, 1, 2], 2, "b"), "upsert")
     judge.call("run_clustering", path=cluster.hudi_path)
     pyhudi.HudiTable(cluster.ours).clustering.run(spark)
+    merge = pairs["merge"]
+    name = f"merge_layout_v{version}"
+    judge.sql(f"CREATE TABLE {name} USING hudi LOCATION '{merge.hudi_path}'")
+    judge.sql(MERGE.format(target=name))
+    pyhudi.sql(spark, MERGE.format(target=f"hudi.`{merge.ours}`"))
     return version, judge, pairs
 
 
-@pytest.mark.parametrize("scenario", ["delete", "cluster"])
+#: Deletes k03 (partition "a") and k04 ("b"); k22 ("b") matches nothing and is not inserted.
+MERGE = (
+    "MERGE INTO {target} t USING (SELECT * FROM VALUES ('k03', 'D', 'a', 5L, 'x'), "
+    "('k04', 'D', 'b', 5L, 'x'), ('k22', 'X', 'b', 5L, 'x') AS v(id, op, part, ts, val)) s "
+    "ON t.id = s.id WHEN MATCHED AND s.op = 'D' THEN DELETE "
+    "WHEN NOT MATCHED AND s.op = 'I' THEN INSERT *"
+)
+
+
+@pytest.mark.parametrize("scenario", ["delete", "cluster", "merge"])
 def test_pyhudi_lays_out_merge_on_read_files_as_hudi(spark, built, scenario) -> None:  # type: ignore[no-untyped-def]
     version, judge, pairs = built
     pair = pairs[scenario]
@@ -110,3 +126,11 @@ def test_a_delete_waits_in_a_log_for_compaction(spark, built) -> None:  # type: 
     assert layout(pair.ours) == [("a", True, 1), ("b", True, 0), ("c", True, 0)]
     assert len(hudi_rows(spark, judge, pair.ours, "read_optimized")) == 12
     assert len(hudi_rows(spark, judge, pair.ours, "snapshot")) == 11
+
+
+def test_a_merge_rewrites_the_small_file_of_a_partition_with_untaken_rows(spark, built) -> None:  # type: ignore[no-untyped-def]
+    _, judge, pairs = built
+    pair = pairs["merge"]
+    assert layout(pair.ours) == [("a", True, 1), ("b", True, 0), ("c", True, 0)]
+    read_optimized = [key for key, _ in hudi_rows(spark, judge, pair.ours, "read_optimized")]
+    assert "k03" in read_optimized and "k04" not in read_optimized

@@ -27,7 +27,7 @@ from sqlglot import expressions as exp
 
 from pyhudi.dml.checks import RowCounts, checked_counts, expressions_checked
 from pyhudi.dml.clauses import Clause, ClauseKind, Expr, KeyMatch, check_on_condition
-from pyhudi.dml.rows import MergeShape, merge_rows, written
+from pyhudi.dml.rows import MergeShape, merge_rows, untaken_identity, written
 from pyhudi.dml.target import StatementTarget
 from pyhudi.exceptions import ConfigError
 from pyhudi.keygen.spark_sql import sql_identifier
@@ -168,6 +168,16 @@ class MergeBuilder:
             cfg.precombine_field,
             drops_stale_updates=not (
                 cfg.table_version >= 8 and cfg.merge_mode is MergeMode.COMMIT_TIME_ORDERING
+            ),
+            untaken_identity=(
+                untaken_identity(
+                    match.equalities,
+                    (*cfg.keygen.record_key_fields, *cfg.keygen.partition_field_names),
+                    self._source_alias,
+                    self._source.columns,
+                )
+                if cfg.is_merge_on_read and not cfg.index_type.routes_by_bucket
+                else ()
             ),
         )
         with expressions_checked("merge"):

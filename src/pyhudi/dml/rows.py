@@ -48,6 +48,9 @@ class MergeShape:
     #: Matched updates with a smaller ordering value than the stored row's are dropped (not under
     #: Hudi 1.x's commit-time ordering, where the statement's write wins: Hudi 1.2, checked).
     drops_stale_updates: bool = True
+    #: (record key or partition field, source expression) of every such field, when the source
+    #: rows no clause takes are still planned as inserts (`untaken_inserts`); empty: they are not.
+    untaken_identity: tuple[tuple[str, str], ...] = ()
 
 
 def qualified(alias: str, name: str) -> Column:
@@ -93,10 +96,15 @@ def merge_rows(
         for i, name in enumerate((*shape.record_key_fields, *shape.partition_fields))
     ]
     with_action = joined.select("*", action.alias(ACTION))
-    values = [
-        _value(with_action, clauses, field, shape, source.columns).alias(field.name)
-        for field in shape.target_schema
-    ]
+    untaken = dict(shape.untaken_identity)
+    values = []
+    for field in shape.target_schema:
+        value = _value(with_action, clauses, field, shape, source.columns)
+        if field.name in untaken:  # a source row no clause takes keeps its key and partition
+            value = F.when(
+                F.col(ACTION).isNull() & ~matched, F.expr(untaken[field.name]).cast(field.dataType)
+            ).otherwise(value)
+        values.append(value.alias(field.name))
     deletes = [i for i, c in enumerate(clauses) if c.kind is ClauseKind.DELETE]
     deleted = F.col(ACTION).isin(deletes) if deletes else F.lit(False)
     return with_action.select(
@@ -206,6 +214,40 @@ def _identity_columns(shape: MergeShape) -> set[str]:
 
 
 def written(rows: DataFrame, shape: MergeShape) -> DataFrame:
-    """The rows to write (full table rows and their delete flags)."""
+    """The rows to write (full table rows and their delete flags), and with `untaken_identity`
+    the source rows no clause took that match no target row, as deletes of keys the table does not
+    have: the write plans them as inserts and writes them nowhere. Hudi's MERGE INTO hands every
+    source row to its upsert, whose workload profile counts those rows as inserts of their
+    partition; on merge-on-read the partition's small files then take its updates and deletes
+    into a new base file instead of a log file (Hudi 0.15 and 1.2, checked)."""
     names = [sql_identifier(n) for n in shape.target_schema.names]
-    return rows.filter(F.col(ACTION).isNotNull()).select(*names, DELETE)
+    taken = F.col(ACTION).isNotNull()
+    if not shape.untaken_identity:
+        return rows.filter(taken).select(*names, DELETE)
+    untaken = ~taken & ~F.col(MATCHED)
+    for name, _ in shape.untaken_identity:
+        untaken = untaken & F.col(sql_identifier(name)).isNotNull()
+    return rows.filter(taken | untaken).select(*names, (F.col(DELETE) | untaken).alias(DELETE))
+
+
+def untaken_identity(
+    equalities: Mapping[str, str],
+    identity_fields: Sequence[str],
+    source_alias: str,
+    source_columns: Sequence[str],
+) -> tuple[tuple[str, str], ...]:
+    """(field, source expression) of every record key and partition field: the ON condition's
+    expression for it, else the source column of its name; empty when one has neither (or is
+    nested)."""
+    by_lower = {c.lower(): c for c in source_columns}
+    found: list[tuple[str, str]] = []
+    for name in identity_fields:
+        if "." in name:
+            return ()
+        expression = equalities.get(name)
+        if expression is None and name.lower() in by_lower:
+            expression = f"{sql_identifier(source_alias)}.{sql_identifier(by_lower[name.lower()])}"
+        if expression is None:
+            return ()
+        found.append((name, expression))
+    return tuple(found)
