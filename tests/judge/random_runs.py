@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pyhudi
+from pyhudi.model.instant import Action
+from pyhudi.table.context import TableContext
 from tests.judge.random_engines import COLUMNS, HudiEngine, PyhudiEngine, cdc_change
 from tests.judge.random_steps import KNOWN, Setup, Step
 
@@ -275,11 +277,19 @@ class Run:
             for t, o in self._incremental_options().items()
         }
         answers = self._read_both(cdc, (), arrow=True)
+        # Hudi 0.15 prints one record of a group a replace commit removed for each of its records
+        # (a reused row object, fixed in 1.2): at version 6 such changes agree in op and count.
+        replaced = self._replace_instants() if self.setup.version == 6 else set()
 
         def changes(answer: dict[str, Any], with_time: bool) -> list[tuple[Any, ...]]:
             named = [dict(zip(answer["columns"], r)) for r in answer["rows"]]
-            nulls = "cdc-null-fields" not in KNOWN
-            return sorted((cdc_change(r, with_time, nulls) for r in named), key=repr)
+            found = []
+            for row in named:
+                change = cdc_change(row, with_time)
+                if row["op"] == "d" and row["ts_ms"] in replaced:
+                    change = (None, row["ts_ms"], "d") if with_time else (None, "d")
+                found.append(change)
+            return sorted(found, key=repr)
 
         self._compare(
             number,
@@ -289,6 +299,14 @@ class Run:
             rows=lambda a: changes(a, True),
             cross=lambda a: changes(a, False),
         )
+
+    def _replace_instants(self) -> set[str]:
+        """The completed replace commits of every table (instant times)."""
+        found: set[str] = set()
+        for table in self.tables:
+            timeline = TableContext.open(self.path(table)).active.timeline
+            found |= {i.time for i in timeline.completed() if i.action is Action.REPLACE_COMMIT}
+        return found
 
     def _window(self, table: str) -> dict[str, str]:
         """The last three steps' commits (begin exclusive, end inclusive)."""

@@ -126,7 +126,7 @@ Step = Write | Merge | Update | DeleteWhere | Service
 #: * `merge-stale`: MERGE INTO's stale matched updates (pyhudi drops them; Hudi 0.15 keeps them
 #:   on merge-on-read slices with log files, Hudi 1.2 under COMMIT_TIME_ORDERING): MERGE sources
 #:   carry ordering values above every value written before;
-#: * `ro-layout` and `cdc-null-fields`: comparisons (`random_runs.py`).
+#: * `ro-layout`: the read-optimized query compared across tables (`random_runs.py`).
 KNOWN = frozenset(filter(None, os.environ.get("PYHUDI_RANDOM_KNOWN", "").split(",")))
 
 

@@ -459,10 +459,12 @@ def _logged_image(record: Any) -> str | None:
 
 
 def _json_rows(table: pa.Table) -> list[str]:
-    """Each row of a data file as compact JSON: meta fields first, then the data columns."""
+    """Each row of a data file as compact JSON: meta fields first, then the data columns, null
+    fields left out (Hudi prints these rows with Jackson, which skips absent values)."""
     names = [n for n in META_FIELDS if n in table.column_names]
     names += [n for n in table.column_names if n not in META_FIELDS]
-    return json_rows(table.select(names), spaced=False).to_pylist()  # type: ignore[no-any-return]
+    texts = json_rows(table.select(names), spaced=False, skip_nulls=True)
+    return texts.to_pylist()  # type: ignore[no-any-return]
 
 
 __all__ = [

@@ -50,9 +50,12 @@ def json_record(value: Any) -> str:
     return _SPACED(value)
 
 
-def json_rows(columns: pa.Table | pa.StructArray, *, spaced: bool) -> pa.Array:
+def json_rows(
+    columns: pa.Table | pa.StructArray, *, spaced: bool, skip_nulls: bool = False
+) -> pa.Array:
     """The JSON object text of each row (`{"a": 1, "b": "x"}` spaced, `{"a":1,"b":"x"}` not);
-    a null struct row gives a null."""
+    a null struct row gives a null. `skip_nulls` leaves a row's null fields out (`{"a":1}` where
+    `b` is null)."""
     if isinstance(columns, pa.StructArray):
         names = [columns.type.field(i).name for i in range(columns.type.num_fields)]
         arrays = [columns.field(i) for i in range(len(names))]
@@ -66,12 +69,27 @@ def json_rows(columns: pa.Table | pa.StructArray, *, spaced: bool) -> pa.Array:
     if length == 0:
         return pa.array([], pa.string())
     colon, comma = (": ", ", ") if spaced else (":", ",")
-    pieces: list[Any] = ["{"]
-    for i, (name, array) in enumerate(zip(names, arrays, strict=True)):
-        key = ("" if i == 0 else comma) + _COMPACT(name) + colon
-        pieces.extend([key, _values(array, spaced)])
-    pieces.append("}")
-    text = pc.binary_join_element_wise(*pieces, "")
+    if skip_nulls:  # every present field as `,"name":value`, the first comma cut off after
+        fields = [
+            pc.if_else(
+                pc.is_null(array),
+                "",
+                pc.binary_join_element_wise(
+                    comma + _COMPACT(name) + colon, _values(array, spaced), ""
+                ),
+            )
+            for name, array in zip(names, arrays, strict=True)
+        ]
+        joined = pc.binary_join_element_wise(*fields, "") if fields else pa.array([""] * length)
+        body = pc.utf8_slice_codeunits(joined, len(comma))
+        text = pc.binary_join_element_wise("{", body, "}", "")
+    else:
+        pieces: list[Any] = ["{"]
+        for i, (name, array) in enumerate(zip(names, arrays, strict=True)):
+            key = ("" if i == 0 else comma) + _COMPACT(name) + colon
+            pieces.extend([key, _values(array, spaced)])
+        pieces.append("}")
+        text = pc.binary_join_element_wise(*pieces, "")
     if validity is not None:
         text = pc.if_else(validity, text, pa.scalar(None, pa.string()))
     return text

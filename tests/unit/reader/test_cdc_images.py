@@ -99,3 +99,12 @@ def test_json_rows_escape_and_fall_back_where_arrow_cannot_print() -> None:
     printed = json_rows(table, spaced=False).to_pylist()
     for text, row in zip(printed, table.to_pylist(), strict=True):
         assert text == encode(row)
+
+
+def test_data_file_images_leave_null_fields_out_as_hudi_prints_them() -> None:
+    """Hudi prints a record read from a data file with Jackson, which skips null fields; a
+    record from a CDC log with Avro, which prints them (`null`)."""
+    table = pa.table({"id": ["k1", "k2", None], "n": [None, 2, None], "s": ["x", None, None]})
+    printed = json_rows(table, spaced=False, skip_nulls=True).to_pylist()
+    assert printed == ['{"id":"k1","s":"x"}', '{"id":"k2","n":2}', "{}"]
+    assert json_rows(table, spaced=False).to_pylist()[0] == '{"id":"k1","n":null,"s":"x"}'
