@@ -13,6 +13,7 @@ from CDC logs without meta fields and those from data files with them).
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -229,3 +230,38 @@ def test_log_file_changes_are_inferred_and_plain_tables_refused(
     assert "It isn't a CDC hudi table" in refused["error"]
     with pytest.raises(ConfigError, match="not a CDC table"):
         pyhudi.read_arrow(str(root / "cow" / "hudi"), CDC)
+
+
+@pytest.mark.parametrize("version", [HUDI_0_15, HUDI_1_2], ids=lambda v: v.name)
+def test_the_changes_of_hudis_sql_statements_are_read(
+    request: pytest.FixtureRequest, tmp_path: Path, version: HudiVersion
+) -> None:
+    """Hudi's SQL UPDATE and DELETE commit as `UPSERT_PREPPED` / `DELETE_PREPPED`: a CDC query
+    reports their changes as those of any upsert or delete."""
+
+    def build(root: Path) -> None:
+        judge = request.getfixturevalue("hudi_0_15" if version is HUDI_0_15 else "hudi_1_2")
+        path = root / "hudi"
+        options = {
+            **_options("COPY_ON_WRITE", "DATA_BEFORE_AFTER"),
+            "hoodie.datasource.write.operation": "insert",
+        }
+        judge.write(str(path), _rows([0, 1, 2, 3], 1, "a"), options)
+        name = f"cdc_sql_{version.name.replace('.', '_')}_{uuid.uuid4().hex[:8]}"
+        judge.sql(f"CREATE TABLE {name} USING hudi LOCATION '{path}'")
+        judge.sql(f"UPDATE {name} SET v = 'u', ts = 2 WHERE id = 'k1'")
+        judge.sql(f"DELETE FROM {name} WHERE id IN ('k2', 'k9')")
+        judge.sql(f"DROP TABLE {name}")  # the catalog entry only (an external table)
+        rows = judge.run(HUDI_CDC_QUERY, path=str(path), options=CDC)
+        (root / "hudi_cdc.json").write_text(json.dumps({"rows": rows}))
+
+    root = hudi_written(f"cdc-sql-{version.name}", [Path(__file__)], [version], build, tmp_path)
+    path = str(root / "hudi")
+    ctx = TableContext.open(path)
+    operations = [
+        ctx.active.commit_metadata(i).operation_type.value for i in ctx.active.timeline.commits()
+    ]
+    assert operations[1:] == ["UPSERT_PREPPED", "DELETE_PREPPED"]
+    hudi = json.loads((root / "hudi_cdc.json").read_text())["rows"]
+    assert Counter(r["op"] for r in hudi) == {"i": 4, "u": 1, "d": 1}
+    assert_same_changes(pyhudi.read_arrow(path, CDC).to_pylist(), hudi, path, version)

@@ -66,12 +66,16 @@ _LEGACY_MODES = {
     "CDC_DATA_BEFORE": DATA_BEFORE,
     "CDC_DATA_BEFORE_AFTER": DATA_BEFORE_AFTER,
 }
-#: `WriteOperationType.isDataChange`: the operations whose commits a CDC query reports.
+#: `WriteOperationType.isDataChange`: the operations whose commits a CDC query reports (Hudi 0.15,
+#: asked: the prepared upserts and deletes of Hudi's SQL MERGE, UPDATE and DELETE too, not
+#: prepared inserts; Hudi 1.2 reports a SQL DELETE's `DELETE_PREPPED` commit alike).
 DATA_CHANGES = frozenset(
     {
         WriteOperationType.INSERT,
         WriteOperationType.UPSERT,
+        WriteOperationType.UPSERT_PREPPED,
         WriteOperationType.DELETE,
+        WriteOperationType.DELETE_PREPPED,
         WriteOperationType.BULK_INSERT,
         WriteOperationType.DELETE_PARTITION,
         WriteOperationType.INSERT_OVERWRITE,
