@@ -126,6 +126,9 @@ Step = Write | Merge | Update | DeleteWhere | Service
 #: * `merge-stale`: MERGE INTO's stale matched updates (pyhudi drops them; Hudi 0.15 keeps them
 #:   on merge-on-read slices with log files, Hudi 1.2 under COMMIT_TIME_ORDERING): MERGE sources
 #:   carry ordering values above every value written before;
+#: * `mor-inline-compaction`: Hudi's batch writes compact a merge-on-read table inline every 5
+#:   delta commits unless `hoodie.compact.inline` is set (Hudi 0.14+); pyhudi's default is off:
+#:   every write of both engines sets it to false;
 #: * `ro-layout`: the read-optimized query compared across tables (`random_runs.py`).
 KNOWN = frozenset(filter(None, os.environ.get("PYHUDI_RANDOM_KNOWN", "").split(",")))
 
