@@ -50,7 +50,7 @@ def _rows(ids: list[int], ts: int, v: str) -> pa.Table:
         {
             "id": [f"k{i}" for i in ids],
             "ts": pa.array([ts] * len(ids), pa.int64()),
-            "v": [v] * len(ids),
+            "v": [None if i % 5 == 0 else v for i in ids],  # null fields print by Hudi's rules
             "p": [f"p{i % 2}" for i in ids],
         }
     )

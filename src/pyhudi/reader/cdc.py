@@ -115,6 +115,11 @@ class CdcTask:
     file_id: str
     mode: str
     changes: tuple[CdcChange, ...]
+    #: Slices read record by record print their null fields (`null`), as Hudi 0.15 prints them:
+    #: its CDC query keeps the records of a log file's slice and an OP_KEY_ONLY before-image as
+    #: Avro records (`toString`); Hudi 1.2 prints every record read from data files with Jackson,
+    #: which leaves null fields out (table version 8 and later).
+    avro_slices: bool = False
 
     def path(self, relative: str) -> str:
         return f"{self.base_path}/{relative}"
@@ -192,6 +197,7 @@ class _Planner:
                 file_id,
                 self.mode,
                 tuple(sorted(changes, key=lambda c: c.instant)),
+                avro_slices=self.ctx.config.version < 8,
             )
             for (partition, file_id), changes in sorted(self.changes.items())
         )
@@ -335,7 +341,8 @@ def _rows(task: CdcTask, change: CdcChange) -> pa.Table:
     if change.kind == LOG_FILE:
         assert change.before is not None and change.after is not None
         before = read_slice(change.before)
-        return _diff(change.instant, before, _log_file_over(change, before))
+        after = _log_file_over(change, before)
+        return _diff(change.instant, before, after, skip_nulls=not task.avro_slices)
     return _logged(task, change)
 
 
@@ -370,10 +377,10 @@ def _table(op: str | list[str], instant: str, before: Any, after: Any) -> pa.Tab
     )
 
 
-def _diff(instant: str, before: pa.Table, after: pa.Table) -> pa.Table:
+def _diff(instant: str, before: pa.Table, after: pa.Table, *, skip_nulls: bool) -> pa.Table:
     """A log file's changes: keys it added (`i`), removed (`d`) or whose merged record changed
     (`u`): `before` and `after` (`_log_file_over`) compared by key."""
-    old, new = _images_by_key(before), _images_by_key(after)
+    old, new = _images_by_key(before, skip_nulls), _images_by_key(after, skip_nulls)
     rows: list[tuple[str, str | None, str | None]] = []
     for key, image in new.items():
         previous = old.get(key)
@@ -420,7 +427,11 @@ def _logged(task: CdcTask, change: CdcChange) -> pa.Table:
     if task.mode == DATA_BEFORE:
         befores = [_logged_image(r.get("before")) for r in records]
     else:
-        old = _images_by_key(read_slice(change.before)) if change.before is not None else {}
+        old = (
+            _images_by_key(read_slice(change.before), skip_nulls=not task.avro_slices)
+            if change.before is not None
+            else {}
+        )
         befores = [old.get(k) if op != "i" else None for k, op in zip(keys, ops, strict=True)]
     return _table(ops, change.instant, befores, afters)
 
@@ -449,9 +460,10 @@ def _logged_images(instant: str, content: bytes, schema: str) -> pa.Table:
     )
 
 
-def _images_by_key(table: pa.Table) -> dict[str, str]:
+def _images_by_key(table: pa.Table, skip_nulls: bool = True) -> dict[str, str]:
     """Record key -> the record's JSON image, of every row of `table`."""
-    return dict(zip(table.column(RECORD_KEY).to_pylist(), _json_rows(table), strict=True))
+    images = _json_rows(table, skip_nulls)
+    return dict(zip(table.column(RECORD_KEY).to_pylist(), images, strict=True))
 
 
 # ---- JSON images ------------------------------------------------------------------------------
@@ -462,12 +474,13 @@ def _logged_image(record: Any) -> str | None:
     return None if record is None else json_record(record)
 
 
-def _json_rows(table: pa.Table) -> list[str]:
+def _json_rows(table: pa.Table, skip_nulls: bool = True) -> list[str]:
     """Each row of a data file as compact JSON: meta fields first, then the data columns, null
-    fields left out (Hudi prints these rows with Jackson, which skips absent values)."""
+    fields left out (Hudi prints these rows with Jackson, which skips absent values) unless
+    `skip_nulls` is off (`CdcTask.avro_slices`)."""
     names = [n for n in META_FIELDS if n in table.column_names]
     names += [n for n in table.column_names if n not in META_FIELDS]
-    texts = json_rows(table.select(names), spaced=False, skip_nulls=True)
+    texts = json_rows(table.select(names), spaced=False, skip_nulls=skip_nulls)
     return texts.to_pylist()  # type: ignore[no-any-return]
 
 
