@@ -126,6 +126,8 @@ Step = Write | Merge | Update | DeleteWhere | Service
 #: * `merge-stale`: MERGE INTO's stale matched updates (pyhudi drops them; Hudi 0.15 keeps them
 #:   on merge-on-read slices with log files, Hudi 1.2 under COMMIT_TIME_ORDERING): MERGE sources
 #:   carry ordering values above every value written before;
+#: * `merge-deleted`: MERGE INTO sources on version 6 merge-on-read tables name no key written and
+#:   gone since (Hudi 0.15 brings such a row back when a log file deleted it: docs/dml.md);
 #: * `mor-inline-compaction`: Hudi's batch writes compact a merge-on-read table inline every 5
 #:   delta commits unless `hoodie.compact.inline` is set (Hudi 0.14+); pyhudi's default is off:
 #:   every write of both engines sets it to false;
@@ -161,12 +163,17 @@ class _Keys:
         ]
         return sorted(self.rng.sample(pool, min(count, len(pool))))
 
-    def stored(self, count: int, partitions: tuple[str, ...] = PARTITIONS) -> list[str]:
-        """Mostly present keys, some written and gone since."""
+    def stored(
+        self, count: int, partitions: tuple[str, ...] = PARTITIONS, *, gone: bool = True
+    ) -> list[str]:
+        """Mostly present keys, some written and gone since (unless `gone` is off)."""
         present = sorted(k for k in self.present if partition_of(k) in partitions)
-        gone = sorted(k for k in self.written - self.present if partition_of(k) in partitions)
         chosen = self.rng.sample(present, min(len(present), count))
-        chosen += self.rng.sample(gone, min(len(gone), max(1, count // 8)))
+        if gone:
+            removed = sorted(
+                k for k in self.written - self.present if partition_of(k) in partitions
+            )
+            chosen += self.rng.sample(removed, min(len(removed), max(1, count // 8)))
         return sorted(set(chosen))
 
 
@@ -308,7 +315,9 @@ class Generator:
     def _merge(self, step: int) -> Merge:
         ops = "UUUPDDX" if not self.setup.mor else "UUUDDX"  # Hudi 0.15: no partial MOR update
         rows: list[SourceRow] = []
-        for i, key in enumerate(self.keys.stored(self.rng.randint(6, 24))):
+        # `merge-deleted`: Hudi 0.15's MERGE on merge-on-read matches keys deleted in log files
+        gone = not ("merge-deleted" in KNOWN and self.setup.mor and self.setup.version == 6)
+        for i, key in enumerate(self.keys.stored(self.rng.randint(6, 24), gone=gone)):
             rows.append((self.rng.choice(ops), key, self._merge_ts(), f"{step}.{i}", self._num()))
         for i, key in enumerate(self.keys.fresh(self.rng.randint(0, 8))):
             op = "I" if self.rng.random() < 0.85 else "X"
