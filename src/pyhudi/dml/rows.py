@@ -49,7 +49,7 @@ class MergeShape:
     #: Hudi 1.x's commit-time ordering, where the statement's write wins: Hudi 1.2, checked).
     drops_stale_updates: bool = True
     #: (record key or partition field, source expression) of every such field, when the source
-    #: rows no clause takes are still planned as inserts (`untaken_inserts`); empty: they are not.
+    #: rows no clause takes are still planned as inserts (`written`); empty: they are not.
     untaken_identity: tuple[tuple[str, str], ...] = ()
 
 

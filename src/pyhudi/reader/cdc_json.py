@@ -69,27 +69,17 @@ def json_rows(
     if length == 0:
         return pa.array([], pa.string())
     colon, comma = (": ", ", ") if spaced else (":", ",")
-    if skip_nulls:  # every present field as `,"name":value`, the first comma cut off after
-        fields = [
-            pc.if_else(
-                pc.is_null(array),
-                "",
-                pc.binary_join_element_wise(
-                    comma + _COMPACT(name) + colon, _values(array, spaced), ""
-                ),
-            )
-            for name, array in zip(names, arrays, strict=True)
-        ]
-        joined = pc.binary_join_element_wise(*fields, "") if fields else pa.array([""] * length)
-        body = pc.utf8_slice_codeunits(joined, len(comma))
-        text = pc.binary_join_element_wise("{", body, "}", "")
-    else:
-        pieces: list[Any] = ["{"]
-        for i, (name, array) in enumerate(zip(names, arrays, strict=True)):
-            key = ("" if i == 0 else comma) + _COMPACT(name) + colon
-            pieces.extend([key, _values(array, spaced)])
-        pieces.append("}")
-        text = pc.binary_join_element_wise(*pieces, "")
+    # Each field as `,"name":value` (`""` for a null one with `skip_nulls`), joined, the first
+    # comma cut off.
+    fields = []
+    for name, array in zip(names, arrays, strict=True):
+        field = pc.binary_join_element_wise(
+            comma + _COMPACT(name) + colon, _values(array, spaced), ""
+        )
+        fields.append(pc.if_else(pc.is_null(array), "", field) if skip_nulls else field)
+    joined = pc.binary_join_element_wise(*fields, "") if fields else pa.array([""] * length)
+    body = pc.utf8_slice_codeunits(joined, len(comma))
+    text = pc.binary_join_element_wise("{", body, "}", "")
     if validity is not None:
         text = pc.if_else(validity, text, pa.scalar(None, pa.string()))
     return text
