@@ -21,7 +21,7 @@ def crashed_write(spark, path: str, df, options: dict[str, str]) -> str:  # type
     ctx = TableContext.open(path)
     cfg = resolve_write_config(options, ctx.config)
     records, schema = prepare_records(df, cfg, table_arrow_schema(ctx))
-    transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation)
+    transaction = WriteTransaction(ctx, action_for(cfg, ctx), cfg.operation)
     instant = transaction.begin()
     OPERATIONS[cfg.operation](
         WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, instant), records)

@@ -16,7 +16,6 @@ import pyhudi
 from pyhudi.spark.frames import arrow_frame
 from tests.judge.client import Judge
 from tests.judge.random_steps import (
-    KNOWN,
     DeleteWhere,
     Merge,
     Row,
@@ -91,8 +90,6 @@ def table_options(setup: Setup) -> dict[str, str]:
     if setup.cdc is not None:
         options["hoodie.table.cdc.enabled"] = "true"
         options["hoodie.table.cdc.supplemental.logging.mode"] = setup.cdc
-    if "mor-inline-compaction" in KNOWN and setup.mor:
-        options["hoodie.compact.inline"] = "false"  # Hudi's batch default is true on MOR
     return options
 
 

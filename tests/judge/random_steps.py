@@ -128,9 +128,6 @@ Step = Write | Merge | Update | DeleteWhere | Service
 #:   carry ordering values above every value written before;
 #: * `merge-deleted`: MERGE INTO sources on version 6 merge-on-read tables name no key written and
 #:   gone since (Hudi 0.15 brings such a row back when a log file deleted it: docs/dml.md);
-#: * `mor-inline-compaction`: Hudi's batch writes compact a merge-on-read table inline every 5
-#:   delta commits unless `hoodie.compact.inline` is set (Hudi 0.14+); pyhudi's default is off:
-#:   every write of both engines sets it to false;
 #: * `ro-layout`: the read-optimized query compared across tables (`random_runs.py`).
 KNOWN = frozenset(filter(None, os.environ.get("PYHUDI_RANDOM_KNOWN", "").split(",")))
 

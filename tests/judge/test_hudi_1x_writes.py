@@ -67,7 +67,8 @@ def test_hudi_1_2_reads_and_continues_pyhudi_1x_tables(
     completed = [
         n for n in completed if n.endswith(".deltacommit" if service == "commit" else ".commit")
     ]
-    assert len(completed) == 4, completed
+    # At version 9 Hudi 1.2's bulk_insert starting a merge-on-read table is a `commit`.
+    assert len(completed) == (3 if table_type == "MERGE_ON_READ" else 4), completed
     assert (timeline / completed[-1]).read_bytes().startswith(b"Obj\x01")  # Avro, not JSON
     last = decode_commit_metadata((timeline / completed[-1]).read_bytes())
     if table_type == "MERGE_ON_READ":  # each delta commit writes a log file named by its instant

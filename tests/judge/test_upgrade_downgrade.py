@@ -58,6 +58,7 @@ def test_upgrade_to_9_and_downgrade_to_6_as_hudi_1_2(
         table_type,
         **{
             "hoodie.metadata.enable": "true",
+            "hoodie.compact.inline": "false",  # compacted by the delete only
             "hoodie.compact.inline.max.delta.commits": "2",
             "hoodie.clean.automatic": "false",
         },

@@ -19,6 +19,7 @@ from pyhudi.table.context import TableContext
 DELETABLE = TRIPS_SCHEMA + ", _hoodie_is_deleted boolean"
 MOR = {
     "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.compact.inline": "false",  # pending plans stay pending (Hudi's default runs them)
     "hoodie.parquet.small.file.limit": "0",
 }
 

@@ -52,7 +52,9 @@ def held_write(spark, path: str, rows, options: dict[str, str]) -> HeldWrite:  #
     ctx = TableContext.open(path)
     cfg = resolve_write_config(options, ctx.config)
     records, schema = prepare_records(df_of(spark, rows), cfg, table_arrow_schema(ctx))
-    transaction = WriteTransaction(ctx, action_for(cfg), cfg.operation, options=dict(cfg.options))
+    transaction = WriteTransaction(
+        ctx, action_for(cfg, ctx), cfg.operation, options=dict(cfg.options)
+    )
     instant = transaction.begin()
     outcome = OPERATIONS[cfg.operation](
         WriteJob(spark, ctx, cfg, task_spec(ctx, cfg, schema, instant), records)

@@ -237,6 +237,7 @@ RI_MOR = {
     **trips_options(),
     **OPTIONS,
     "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.compact.inline": "false",  # pending plans stay pending (Hudi's default runs them)
     "hoodie.index.type": "RECORD_INDEX",
     "hoodie.parquet.small.file.limit": "0",
 }

@@ -28,6 +28,7 @@ from pyhudi.table.context import TableContext
 MOR = {
     **trips_options(),
     "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.compact.inline": "false",  # pending plans stay pending (Hudi's default runs them)
     "hoodie.parquet.small.file.limit": "0",
 }
 COLUMNS = ["_hoodie_record_key", "uuid", "city", "ts", "fare"]

@@ -1,7 +1,8 @@
 """Table services after a commit, in Hudi's order: compaction, clustering, clean, archival, then
 the metadata table's own services (its clean, compaction and archival, under the table lock).
 
-* inline (`hoodie.compact.inline`, `hoodie.clustering.inline`, `hoodie.clean.automatic`,
+* inline (`hoodie.compact.inline`, true by default for batch writes to merge-on-read tables as
+  in Hudi 0.14+, `hoodie.clustering.inline`, `hoodie.clean.automatic`,
   `hoodie.archive.automatic`): scheduled and executed before the write returns;
 * async (`hoodie.compact.schedule.inline` or streaming's `hoodie.datasource.compaction.async.enable`,
   `hoodie.clustering.async.enabled`, `hoodie.clean.async`, `hoodie.archive.async`): scheduled here,
@@ -96,7 +97,7 @@ def compaction_step(
     spark: SparkSession, uri: str, options: Mapping[str, str], mode: str | None
 ) -> list[str]:
     ctx = _fresh(uri)
-    if mode is None and compaction_keys.INLINE.get(options):
+    if mode is None and compacts_inline(options):
         return [str(o) for o in run_compaction(spark, ctx, options)]
     streaming = mode is not None and (
         compaction_keys.ASYNC_ENABLE.get(options) or compaction_keys.INLINE.get(options)
@@ -109,6 +110,15 @@ def compaction_step(
         action = lambda: run_compaction(spark, _fresh(uri), options, schedule=False)  # noqa: E731
         reports += _submit(uri, "compaction", action)
     return reports
+
+
+def compacts_inline(options: Mapping[str, str]) -> bool:
+    """Whether a batch write to a merge-on-read table compacts inline: `hoodie.compact.inline`
+    when given, else true, as Hudi 0.14+ decides for its data source and SQL writes (a compaction
+    once `hoodie.compact.inline.max.delta.commits` delta commits followed the last one)."""
+    if compaction_keys.INLINE.is_set(options):
+        return compaction_keys.INLINE.get(options)
+    return True
 
 
 def clustering_step(

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pyhudi.config.options import boolean, choice, integer, string
 
 INLINE = boolean(
-    "hoodie.compact.inline", False, "Schedule and run compaction right after each write's commit."
+    "hoodie.compact.inline",
+    False,
+    "Schedule and run compaction right after each write's commit. Unset, batch writes to "
+    "merge-on-read tables compact inline (Hudi 0.14+); streaming writes do not.",
 )
 SCHEDULE_INLINE = boolean(
     "hoodie.compact.schedule.inline",

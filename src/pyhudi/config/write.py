@@ -195,6 +195,12 @@ INSERT_SPLIT_SIZE = integer(
     500_000,
     "Inserts per new file group (when not auto-split).",
 )
+ROW_WRITER = boolean(
+    "hoodie.datasource.write.row.writer.enable",
+    True,
+    "bulk_insert through Hudi's row writer; at table versions 8 and 9 the bulk_insert that starts "
+    "a merge-on-read table then commits as a `commit` (false: a `deltacommit`).",
+)
 INSERT_AUTO_SPLIT = boolean(
     "hoodie.copyonwrite.insert.auto.split",
     True,

@@ -93,7 +93,7 @@ class HudiDataSourceWriter(DataSourceArrowWriter):
         # runs: the heartbeat (beaten there) must not name that worker as the write's owner.
         self.transaction = WriteTransaction(
             ctx,
-            action_for(cfg),
+            action_for(cfg, ctx),
             cfg.operation,
             options=dict(cfg.options),
             heartbeat_names_owner=False,

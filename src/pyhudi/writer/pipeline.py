@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame
 
 from pyhudi.codec.schema import arrow_to_avro_json, with_meta_fields
 from pyhudi.config import table as table_keys
+from pyhudi.config import write as write_keys
 from pyhudi.exceptions import (
     HudiError,
     InvalidRecordError,
@@ -51,10 +52,22 @@ from pyhudi.writer.transaction import WriteTransaction
 log = logging.getLogger(__name__)
 
 
-def action_for(cfg: WriteConfig) -> Action:
+def action_for(cfg: WriteConfig, ctx: TableContext) -> Action:
+    """The write's action. Hudi 1.2 commits the `bulk_insert` that starts a merge-on-read table
+    at version 8 or 9 as a `commit` (its row writer's), not a `deltacommit`: a compaction point,
+    which the next inline compaction counts its delta commits from."""
     if cfg.operation.is_replace:
         return Action.REPLACE_COMMIT
-    return Action.DELTA_COMMIT if cfg.is_merge_on_read else Action.COMMIT
+    if not cfg.is_merge_on_read:
+        return Action.COMMIT
+    if (
+        cfg.operation is WriteOperationType.BULK_INSERT
+        and cfg.table_version >= 8
+        and write_keys.ROW_WRITER.get(cfg.options)
+        and not ctx.active.timeline
+    ):
+        return Action.COMMIT
+    return Action.DELTA_COMMIT
 
 
 class Checked(NamedTuple):
@@ -135,7 +148,7 @@ def _create_table(path: str, cfg: WriteConfig, data_schema: pa.Schema) -> tuple[
 def _run(
     ctx: TableContext, cfg: WriteConfig, checked: Checked, data_schema: pa.Schema
 ) -> CommitResult:
-    action = action_for(cfg)
+    action = action_for(cfg, ctx)
     ensure_record_index(ctx, cfg.options)
     if cfg.index_type.reads_record_index:  # before anything changes on the table
         require_record_index(ctx, "hoodie.index.type=RECORD_INDEX")
