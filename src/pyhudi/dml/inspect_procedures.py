@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
@@ -18,31 +18,16 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
-from pyhudi.dml.names import procedure_table_path
+from pyhudi.dml.procedure_args import Args, flag, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.model.file import FileSlice, LogFile
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
 
-Args = Mapping[str, Any]
-
-
-def _context(spark: SparkSession, args: Args) -> TableContext:
-    return TableContext.open(procedure_table_path(spark, args.get("table"), args.get("path")))
-
 
 def _limit(args: Args) -> int:
     value = args.get("limit")
     return 10 if value is None else int(value)
-
-
-def _flag(args: Args, name: str) -> bool:
-    value = args.get(name)
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    return str(value).lower() == "true"
 
 
 def _rows(spark: SparkSession, schema: str, rows: Sequence[Any], limit: int) -> DataFrame:
@@ -69,7 +54,7 @@ COMMIT_FILES_SCHEMA = (
 def show_commit_files(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL show_commit_files(table|path => ..., instant_time => ..., limit => 10)`: one row
     per file the completed commit, deltacommit or replacecommit wrote."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     time = args.get("instant_time")
     if not time:
         raise ConfigError("show_commit_files needs instant_time")
@@ -118,9 +103,9 @@ def show_fsview_latest(spark: SparkSession, args: Args) -> DataFrame:
     `merge` is accepted and changes nothing: without in-flight instants there is nothing to
     merge."""
     for unsupported in ("include_in_flight", "exclude_compaction"):
-        if _flag(args, unsupported):
+        if flag(args, unsupported):
             raise UnsupportedOperationError(f"show_fsview_latest: {unsupported} => true")
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     pattern = args.get("partition_path") or args.get("path_regex")
     view = ctx.view()
     partitions = view.partition_paths()
@@ -150,7 +135,7 @@ def _max_instant(ctx: TableContext, args: Args) -> str | None:
         shown = [
             i.time
             for i in timeline.write_timeline().completed()
-            if i.time < str(given) or (_flag(args, "include_max") and i.time == str(given))
+            if i.time < str(given) or (flag(args, "include_max") and i.time == str(given))
         ]
         return max(shown, default=None)
     candidates = [
@@ -209,7 +194,7 @@ WRITE_AMPLIFICATION_SCHEMA = (
 def stats_wa(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL stats_wa(table|path => ..., limit => 10)`: per completed commit and replacecommit
     (Hudi leaves deltacommits out), records written per record updated, then the total."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     timeline = ctx.active.timeline.completed().with_actions(Action.COMMIT, Action.REPLACE_COMMIT)
     rows: list[tuple[str, int, int, str]] = []
     upserted, written = 0, 0
@@ -243,7 +228,7 @@ def stats_file_sizes(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL stats_file_sizes(table|path => ..., partition_path => '', limit => 10)`: the size
     distribution of the data files (every version, base and log files) in the partitions
     `partition_path` (a glob) matches, per commit the file belongs to, then of them all."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     pattern = str(args.get("partition_path") or "")
     sizes: dict[str, list[int]] = {}
     for partition, statuses in ctx.view().listing.files.items():

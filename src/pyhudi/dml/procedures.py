@@ -21,7 +21,7 @@ from pyhudi.config import sql as sqlkeys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml import inspect_procedures as inspect
 from pyhudi.dml import table_procedures as tables
-from pyhudi.dml.names import procedure_table_path
+from pyhudi.dml.procedure_args import Args, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.instant import Instant
@@ -40,7 +40,6 @@ from pyhudi.services.savepoint import (
 )
 from pyhudi.table.context import TableContext
 
-Args = Mapping[str, Any]
 LOG = logging.getLogger(__name__)
 
 
@@ -75,10 +74,6 @@ def call_procedure(
     return procedure.run(spark, args)
 
 
-def _context(spark: SparkSession, args: Args) -> TableContext:
-    return TableContext.open(procedure_table_path(spark, args.get("table"), args.get("path")))
-
-
 def _options(args: Args) -> dict[str, str]:
     """Hudi's `options => 'k1=v1,k2=v2'`."""
     text = args.get("options") or ""
@@ -111,7 +106,7 @@ COMPACTION_SCHEMA = "timestamp string, operation_size int, state string"
 def run_compaction(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL run_compaction(op => 'schedule'|'run'|'scheduleAndExecute', table|path => ...)`."""
     op = _op(args, "")
-    service = CompactionService(_context(spark, args))
+    service = CompactionService(table_context(spark, args))
     options = _options(args)
     if op == "schedule":
         scheduled = service.schedule(options)
@@ -151,7 +146,7 @@ def run_clustering(spark: SparkSession, args: Args) -> DataFrame:
             f"run_clustering's {' and '.join(unsupported)} are not supported; set the plan "
             "strategy through options (hoodie.clustering.plan.strategy.*)"
         )
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     op = _op(args, "scheduleandexecute")
     options = _options(args)
     if op in ("schedule", "scheduleandexecute"):
@@ -192,7 +187,7 @@ def run_clean(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL run_clean(table|path => ..., retain_commits => ..., clean_policy => ..., ...)`."""
     if args.get("schedule_in_line") is False:
         raise UnsupportedOperationError("run_clean with schedule_in_line => false is not supported")
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     options = _options(args)
     for name, option in _CLEAN_ARGS.items():
         if args.get(name) is not None:
@@ -225,7 +220,7 @@ COMMITS_SCHEMA = (
 
 def show_commits(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL show_commits(table|path => ..., limit => 10)`: the latest completed commits."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     limit = int(args.get("limit") or 10)
     commits = list(ctx.active.timeline.commits())[::-1][:limit]
     return _rows(spark, COMMITS_SCHEMA, [_commit_row(ctx, i) for i in commits])
@@ -262,7 +257,7 @@ def create_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
     ...)`: savepoint the commit (default: the latest). `create_savepoint_result` is false when
     the savepoint is refused (already savepointed, older than the cleaner's retained commits), as
     Hudi; a commit that is absent or not completed is an error."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     commit_time = str(args.get("commit_time") or "") or None
     if commit_time is not None and ctx.active.timeline.commits().find(commit_time) is None:
         raise InstantNotFoundError(
@@ -283,14 +278,14 @@ def create_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
 
 def show_savepoints(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL show_savepoints(table|path => ...)`: the completed savepoints, newest first."""
-    done = savepoints(_context(spark, args))
+    done = savepoints(table_context(spark, args))
     return _rows(spark, "savepoint_time string", [(s.instant_time,) for s in reversed(done)])
 
 
 def delete_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL delete_savepoint(table|path => ..., instant_time => 't1,t2')`: delete the savepoints
     (default: the latest); an error when the table has none or one of them is not a savepoint."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     times = _savepoint_times(ctx, args, "delete_savepoint")
     for time in times:
         delete_savepoint(ctx, time)
@@ -300,7 +295,7 @@ def delete_savepoint_procedure(spark: SparkSession, args: Args) -> DataFrame:
 def rollback_to_savepoint(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL rollback_to_savepoint(table|path => ..., instant_time => ...)`: restore the table to
     its savepoint (default: the latest); refusals are errors naming why."""
-    ctx = _context(spark, args)
+    ctx = table_context(spark, args)
     (time,) = _savepoint_times(ctx, args, "rollback_to_savepoint", several=False)
     restore_to_savepoint(ctx, time)
     _refresh(spark, args)
@@ -313,7 +308,7 @@ def rollback_to_instant_procedure(spark: SparkSession, args: Args) -> DataFrame:
     missing = [k for k in ("table", "instant_time") if not args.get(k)]
     if missing:
         raise ConfigError(f"rollback_to_instant needs {' and '.join(missing)}")
-    rollback_to_instant(_context(spark, args), str(args["instant_time"]))
+    rollback_to_instant(table_context(spark, args), str(args["instant_time"]))
     _refresh(spark, args)
     return _result(spark, "rollback_result", True)
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -15,12 +14,11 @@ from pyhudi.config import sync as sync_keys
 from pyhudi.config import table as table_keys
 from pyhudi.config import write as write_keys
 from pyhudi.dml.names import procedure_table_path
+from pyhudi.dml.procedure_args import Args, flag, text
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.spark.catalog import binding_of
 from pyhudi.spark.sync import sync_to_catalog
 from pyhudi.storage import Storage
-
-Args = Mapping[str, Any]
 
 #: run_bootstrap's defaults that pyhudi runs as Hudi does (other values are refused).
 HFILE_BOOTSTRAP_INDEX = "org.apache.hudi.common.bootstrap.index.HFileBootstrapIndex"
@@ -30,16 +28,6 @@ METADATA_ONLY_SELECTOR = (
 )
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
 OWL_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-
-
-def _text(args: Args, name: str, default: str = "") -> str:
-    value = args.get(name)
-    return default if value is None else str(value)
-
-
-def _flag(args: Args, name: str) -> bool:
-    value = args.get(name)
-    return value is True or str(value).lower() == "true"
 
 
 def run_bootstrap(spark: SparkSession, args: Args, session: Mapping[str, str]) -> DataFrame:
@@ -65,12 +53,12 @@ def run_bootstrap(spark: SparkSession, args: Args, session: Mapping[str, str]) -
             raise UnsupportedOperationError(f"run_bootstrap: {name} => {value!r}")
     database, _, name = str(args["table"]).rpartition(".")
     options: dict[str, str] = {}
-    props_file = _text(args, "props_file_path")
+    props_file = text(args, "props_file_path")
     if props_file:
         storage, path = Storage.for_uri(props_file)
         options.update(load_properties(storage.read_bytes(path)))
     options.update(session)  # Hudi adds the session's settings
-    keygen = _text(args, "key_generator_class", SIMPLE_KEYGEN)
+    keygen = text(args, "key_generator_class", SIMPLE_KEYGEN)
     if "." in keygen:
         options[write_keys.KEY_GENERATOR_CLASS.key] = keygen
     else:
@@ -79,21 +67,21 @@ def run_bootstrap(spark: SparkSession, args: Args, session: Mapping[str, str]) -
         {
             table_keys.NAME.key: name.strip("`"),
             table_keys.DATABASE.key: (database or spark.catalog.currentDatabase()).strip("`"),
-            write_keys.TABLE_TYPE.key: _text(args, "table_type").upper(),
-            write_keys.RECORD_KEY_FIELD.key: _text(args, "rowkey_field"),
-            write_keys.PARTITION_PATH_FIELD.key: _text(args, "partition_path_field"),
-            write_keys.PAYLOAD_CLASS.key: _text(args, "payload_class", OWL_PAYLOAD),
-            bootstrap_keys.MODE_SELECTOR.key: _text(args, "selector_class", METADATA_ONLY_SELECTOR),
-            bootstrap_keys.PARALLELISM.key: _text(args, "parallelism", "1500"),
-            bootstrap_keys.BASE_PATH.key: _text(args, "bootstrap_path"),
+            write_keys.TABLE_TYPE.key: text(args, "table_type").upper(),
+            write_keys.RECORD_KEY_FIELD.key: text(args, "rowkey_field"),
+            write_keys.PARTITION_PATH_FIELD.key: text(args, "partition_path_field"),
+            write_keys.PAYLOAD_CLASS.key: text(args, "payload_class", OWL_PAYLOAD),
+            bootstrap_keys.MODE_SELECTOR.key: text(args, "selector_class", METADATA_ONLY_SELECTOR),
+            bootstrap_keys.PARALLELISM.key: text(args, "parallelism", "1500"),
+            bootstrap_keys.BASE_PATH.key: text(args, "bootstrap_path"),
         }
     )
-    if _flag(args, "enable_hive_sync"):
+    if flag(args, "enable_hive_sync"):
         options[sync_keys.HIVE_SYNC_ENABLED.key] = "true"
-    mode = "overwrite" if _flag(args, "bootstrap_overwrite") else "errorifexists"
-    target = _text(args, "base_path")
+    mode = "overwrite" if flag(args, "bootstrap_overwrite") else "errorifexists"
+    target = text(args, "base_path")
     bootstrap(spark, target, options, mode=mode)
-    if _flag(args, "enable_hive_sync"):
+    if flag(args, "enable_hive_sync"):
         sync_to_catalog(spark, target, options)
     return spark.createDataFrame([(0,)], "status int")
 
@@ -103,14 +91,14 @@ def hive_sync(spark: SparkSession, args: Args, session: Mapping[str, str]) -> Da
     ..., mode => 'hms')`: bring the catalog table's metastore entry up to date with the Hudi
     table (its columns and partitions), as Hudi's sync after a write does."""
     for remote in ("metastore_uri", "username", "password", "use_jdbc"):
-        if _text(args, remote):
+        if text(args, remote):
             raise UnsupportedOperationError(
                 f"hive_sync: {remote} => ...; pyhudi syncs the session's own metastore (set "
                 "spark.hadoop.hive.metastore.uris on the session instead)"
             )
-    if _text(args, "mode").lower() not in ("", "hms"):
+    if text(args, "mode").lower() not in ("", "hms"):
         raise UnsupportedOperationError(f"hive_sync: mode => {args.get('mode')!r} (pyhudi: hms)")
-    table = _text(args, "table")
+    table = text(args, "table")
     path = procedure_table_path(spark, table, None)
     database, _, name = table.rpartition(".")
     binding = binding_of(spark.table(table).schema)
@@ -122,11 +110,11 @@ def hive_sync(spark: SparkSession, args: Args, session: Mapping[str, str]) -> Da
         sync_keys.DATABASE.key: (database or spark.catalog.currentDatabase()).strip("`"),
         sync_keys.TABLE.key: name.strip("`"),
     }
-    if _text(args, "partition_fields"):
-        options[sync_keys.PARTITION_FIELDS.key] = _text(args, "partition_fields")
-    if _text(args, "partition_extractor_class"):
-        options[sync_keys.PARTITION_EXTRACTOR_CLASS.key] = _text(args, "partition_extractor_class")
-    if _text(args, "strategy"):
+    if text(args, "partition_fields"):
+        options[sync_keys.PARTITION_FIELDS.key] = text(args, "partition_fields")
+    if text(args, "partition_extractor_class"):
+        options[sync_keys.PARTITION_EXTRACTOR_CLASS.key] = text(args, "partition_extractor_class")
+    if text(args, "strategy"):
         raise UnsupportedOperationError(f"hive_sync: strategy => {args.get('strategy')!r}")
     sync_to_catalog(spark, path, options)
     return spark.createDataFrame([("hive sync success.",)], "result string")

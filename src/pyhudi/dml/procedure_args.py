@@ -1,0 +1,30 @@
+"""The arguments of a `CALL`: what every procedure module reads from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from pyhudi.dml.names import procedure_table_path
+from pyhudi.table.context import TableContext
+
+#: A procedure's arguments, bound to its parameter names.
+Args = Mapping[str, Any]
+
+
+def flag(args: Args, name: str) -> bool:
+    """A boolean argument: `true` (the SQL literal or the string, any case); absent is false."""
+    value = args.get(name)
+    return value is True or str(value).lower() == "true"
+
+
+def text(args: Args, name: str, default: str = "") -> str:
+    value = args.get(name)
+    return default if value is None else str(value)
+
+
+def table_context(spark: SparkSession, args: Args) -> TableContext:
+    """The table a procedure names (`table => 'db.t'` or `path => '/data/t'`)."""
+    return TableContext.open(procedure_table_path(spark, args.get("table"), args.get("path")))
