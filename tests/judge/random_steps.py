@@ -123,8 +123,9 @@ Step = Write | Merge | Update | DeleteWhere | Service
 #: * `mor-log-order`: merge-on-read under OverwriteWithLatestAvroPayload (table version 6), where
 #:   Hudi 0.15's log scan compares ordering values between log records: that payload is not drawn
 #:   for merge-on-read;
-#: * `merge-stale`: MERGE INTO's stale matched updates (pyhudi drops them; Hudi 0.15 keeps them
-#:   on merge-on-read slices with log files, Hudi 1.2 under COMMIT_TIME_ORDERING): MERGE sources
+#: * `merge-stale`: MERGE INTO's stale matched updates on version 6 merge-on-read tables under
+#:   OverwriteWithLatestAvroPayload (Hudi 0.15 lets one win over a base-file row but not over a
+#:   newer log record; pyhudi drops them, as copy-on-write does: docs/dml.md): MERGE sources
 #:   carry ordering values above every value written before;
 #: * `merge-deleted`: MERGE INTO sources on version 6 merge-on-read tables name no key written and
 #:   gone since (Hudi 0.15 brings such a row back when a log file deleted it: docs/dml.md);
