@@ -119,6 +119,9 @@ def service_options(setup: Setup, name: str) -> dict[str, str]:
     options = index_options(setup)
     if name in ("clean", "archive"):
         options |= INLINE[name]
+    if name == "compaction":
+        # Hudi's CALL schedules only after `max.delta.commits` delta commits (5 by default)
+        options["hoodie.compact.inline.max.delta.commits"] = "1"
     return options
 
 

@@ -315,9 +315,13 @@ class Generator:
         rows: list[SourceRow] = []
         # `merge-deleted`: Hudi 0.15's MERGE on merge-on-read matches keys deleted in log files
         gone = not ("merge-deleted" in KNOWN and self.setup.mor and self.setup.version == 6)
-        for i, key in enumerate(self.keys.stored(self.rng.randint(6, 24), gone=gone)):
+        # Hudi 0.15 and 1.2 treat a row matching no key but hashed to a bucket with a file group
+        # as matched on merge-on-read (docs/dml.md): such tables get no unmatched source rows
+        unmatched = not (self.setup.mor and self.setup.index == "BUCKET")
+        stored = self.keys.stored(self.rng.randint(6, 24), gone=gone and unmatched)
+        for i, key in enumerate(stored):
             rows.append((self.rng.choice(ops), key, self._merge_ts(), f"{step}.{i}", self._num()))
-        for i, key in enumerate(self.keys.fresh(self.rng.randint(0, 8))):
+        for i, key in enumerate(self.keys.fresh(self.rng.randint(0, 8) if unmatched else 0)):
             op = "I" if self.rng.random() < 0.85 else "X"
             rows.append((op, key, self._merge_ts(), f"{step}.i{i}", self._num()))
         for op, key, *_ in rows:

@@ -48,7 +48,7 @@ def _cases() -> list[tuple[int, int]]:
     given = os.environ.get("PYHUDI_RANDOM_SEEDS")
     if not given:
         return DEFAULT_CASES
-    seeds = [int(s) for s in given.split(",")] if "," in given else list(range(int(given)))
+    seeds = [int(s) for s in given.split(",") if s] if "," in given else list(range(int(given)))
     versions = [int(v) for v in os.environ.get("PYHUDI_RANDOM_VERSIONS", "6,9").split(",")]
     return [(version, seed) for seed in seeds for version in versions]
 

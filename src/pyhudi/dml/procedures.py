@@ -108,11 +108,13 @@ def run_compaction(spark: SparkSession, args: Args) -> DataFrame:
     op = _op(args, "")
     service = CompactionService(table_context(spark, args))
     options = _options(args)
+    # As Hudi's procedure, scheduling honours the trigger (hoodie.compact.inline.trigger.strategy,
+    # by default 5 delta commits since the last compaction), unlike `HudiTable.compaction`
     if op == "schedule":
-        scheduled = service.schedule(options)
+        scheduled = service.schedule(options, force=False)
         return _rows(spark, COMPACTION_SCHEMA, [_compaction_row(service, scheduled, "REQUESTED")])
     if op == "scheduleandexecute":
-        scheduled = service.schedule(options)
+        scheduled = service.schedule(options, force=False)
         targets = [scheduled] if scheduled is not None else []
     elif args.get("timestamp") is not None:
         targets = [i for i in service.pending() if i.time == str(args["timestamp"])]
