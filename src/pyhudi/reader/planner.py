@@ -4,7 +4,7 @@
 |-----------------|-------------------------------------------------------------------------|
 | snapshot        | latest merged file slices as of `as.of.instant` (default: latest commit) |
 | read_optimized  | latest base files only                                                   |
-| incremental     | latest slices (as of the end instant) of the file groups written in the window; rows filtered by commit time |
+| incremental     | latest slices (as of the end instant) of the file groups written in the window (merge-on-read: only the files the window wrote); rows filtered by commit time |
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -300,9 +300,12 @@ def _plan_incremental(
     if not window:
         return _plan(ctx, "incremental", schema, [], as_of, frozenset(), filters)
     touched: set[tuple[str, str]] = set()
+    written: set[tuple[str, str]] = set()
     for instant in window:
         for stat in ctx.active.commit_metadata(instant).write_stats():
             touched.add((stat.partition_path or "", stat.file_id))
+            if stat.path:
+                written.add((stat.partition_path or "", stat.path.rsplit("/", 1)[-1]))
     view = read_view(ctx, opts)
     partitions = prune_partitions(ctx, sorted({p for p, _ in touched}), filters)
     # The slices as of the window's last commit (Hudi 1.2.0 merges later log files, and its
@@ -313,8 +316,27 @@ def _plan_incremental(
         for s in view.latest_merged_file_slices(as_of, partitions)
         if (s.partition_path, s.file_id) in touched
     ]
+    if ctx.config.is_merge_on_read:
+        slices = _written_in_window(slices, written)
     commit_times = frozenset(i.time for i in window)
     return _plan(ctx, "incremental", schema, slices, as_of, commit_times, filters)
+
+
+def _written_in_window(slices: list[FileSlice], written: set[tuple[str, str]]) -> list[FileSlice]:
+    """Each slice with only the files the window's commits wrote, as Hudi's merge-on-read
+    incremental relation (0.15 and 1.2) builds its file view from those files alone: a log record
+    of the window is merged with the window's other records, not with a base file or log file
+    written before it (so an update with a lower ordering value than the stored row is returned)."""
+    kept = []
+    for file_slice in slices:
+        part = file_slice.partition_path
+        base = file_slice.base_file
+        logs = tuple(lf for lf in file_slice.log_files if (part, lf.file_name) in written)
+        if base is not None and (part, base.file_name) not in written:
+            base = None
+        if base is not None or logs:
+            kept.append(replace(file_slice, base_file=base, log_files=logs))
+    return kept
 
 
 def _window_time(instant: Instant) -> str:
