@@ -46,6 +46,8 @@ def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore
         commits = pyhudi.sql(spark, "CALL show_commits(table => 'sql_merged', limit => 2)")
         assert commits.columns[:3] == ["commit_time", "state_transition_time", "action"]
         assert [r["action"] for r in commits.collect()] == ["deltacommit", "deltacommit"]
+        none = pyhudi.sql(spark, "CALL show_commits(table => 'sql_merged', limit => 0)")
+        assert none.collect() == []
         # Hudi's trigger: fewer than 5 delta commits since the last compaction, nothing to do
         call = f"CALL run_compaction('scheduleAndExecute', path => '{path}'"
         assert pyhudi.sql(spark, call + ")").collect() == []

@@ -18,20 +18,15 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
-from pyhudi.dml.procedure_args import Args, flag, table_context
+from pyhudi.dml.procedure_args import Args, flag, limit, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.model.file import FileSlice, LogFile
 from pyhudi.model.instant import Action
 from pyhudi.table.context import TableContext
 
 
-def _limit(args: Args) -> int:
-    value = args.get("limit")
-    return 10 if value is None else int(value)
-
-
-def _rows(spark: SparkSession, schema: str, rows: Sequence[Any], limit: int) -> DataFrame:
-    return spark.createDataFrame(list(rows)[: max(limit, 0)], schema)
+def _rows(spark: SparkSession, schema: str, rows: Sequence[Any], count: int) -> DataFrame:
+    return spark.createDataFrame(list(rows)[:count], schema)
 
 
 def _qualified(ctx: TableContext, relative: str) -> str:
@@ -80,7 +75,7 @@ def show_commit_files(spark: SparkSession, args: Args) -> DataFrame:
         for partition, stats in metadata.partition_to_write_stats.items()
         for stat in stats
     ]
-    return _rows(spark, COMMIT_FILES_SCHEMA, rows, _limit(args))
+    return _rows(spark, COMMIT_FILES_SCHEMA, rows, limit(args))
 
 
 # ---- show_fsview_latest ---------------------------------------------------------------------
@@ -123,7 +118,7 @@ def show_fsview_latest(spark: SparkSession, args: Args) -> DataFrame:
         if shown is not None:
             slices.append(shown)
     rows = [_slice_row(ctx, s) for s in sorted(slices, key=lambda s: (s.partition_path, s.file_id))]
-    return _rows(spark, FSVIEW_LATEST_SCHEMA, rows, _limit(args))
+    return _rows(spark, FSVIEW_LATEST_SCHEMA, rows, limit(args))
 
 
 def _max_instant(ctx: TableContext, args: Args) -> str | None:
@@ -204,7 +199,7 @@ def stats_wa(spark: SparkSession, args: Args) -> DataFrame:
         rows.append((str(instant.time), updates, writes, _amplification(writes, updates)))
         upserted, written = upserted + updates, written + writes
     rows.append(("Total", upserted, written, _amplification(written, upserted)))
-    return _rows(spark, WRITE_AMPLIFICATION_SCHEMA, rows, _limit(args))
+    return _rows(spark, WRITE_AMPLIFICATION_SCHEMA, rows, limit(args))
 
 
 def _amplification(written: int, upserted: int) -> str:
@@ -241,7 +236,7 @@ def stats_file_sizes(spark: SparkSession, args: Args) -> DataFrame:
     everything = [size for group in sizes.values() for size in group]
     rows = [_histogram(time, sizes[time]) for time in sorted(sizes)]
     rows.append(_histogram("ALL", everything))
-    return _rows(spark, FILE_SIZES_SCHEMA, rows, _limit(args))
+    return _rows(spark, FILE_SIZES_SCHEMA, rows, limit(args))
 
 
 def _commit_time(partition: str, name: str, size: int) -> str | None:

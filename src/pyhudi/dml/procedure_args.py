@@ -25,6 +25,12 @@ def text(args: Args, name: str, default: str = "") -> str:
     return default if value is None else str(value)
 
 
+def limit(args: Args, default: int = 10) -> int:
+    """The `limit` argument (Hudi's default 10); 0 or less lists nothing, as in Hudi."""
+    value = args.get("limit")
+    return max(default if value is None else int(value), 0)
+
+
 def table_context(spark: SparkSession, args: Args) -> TableContext:
     """The table a procedure names (`table => 'db.t'` or `path => '/data/t'`)."""
     return TableContext.open(procedure_table_path(spark, args.get("table"), args.get("path")))

@@ -21,7 +21,7 @@ from pyhudi.config import sql as sqlkeys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml import inspect_procedures as inspect
 from pyhudi.dml import table_procedures as tables
-from pyhudi.dml.procedure_args import Args, table_context
+from pyhudi.dml.procedure_args import Args, limit, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.instant import Instant
@@ -223,8 +223,7 @@ COMMITS_SCHEMA = (
 def show_commits(spark: SparkSession, args: Args) -> DataFrame:
     """`CALL show_commits(table|path => ..., limit => 10)`: the latest completed commits."""
     ctx = table_context(spark, args)
-    limit = int(args.get("limit") or 10)
-    commits = list(ctx.active.timeline.commits())[::-1][:limit]
+    commits = list(ctx.active.timeline.commits())[::-1][: limit(args)]
     return _rows(spark, COMMITS_SCHEMA, [_commit_row(ctx, i) for i in commits])
 
 
