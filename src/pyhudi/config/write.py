@@ -59,7 +59,10 @@ TABLE_TYPE = choice(
     "hoodie.table.type",
 )
 RECORD_KEY_FIELD = string(
-    "hoodie.datasource.write.recordkey.field", "uuid", "Record key field(s), comma-separated."
+    "hoodie.datasource.write.recordkey.field",
+    "uuid",
+    "Record key field(s), comma-separated. Unset, Hudi 0.14+ generates keys (a keyless table), "
+    "which pyhudi does not write: set it.",
 )
 PARTITION_PATH_FIELD = string(
     "hoodie.datasource.write.partitionpath.field",
