@@ -10,7 +10,9 @@ slice's base file and number of log files).
   rewrites the partition's small file, where the same delete elsewhere waits in a log;
 * batch writes compact inline by default (`hoodie.compact.inline` unset), once 5 delta commits
   followed the last `commit` (replacecommits neither count nor reset the count); at version 9
-  the `bulk_insert` that starts a table commits as a `commit`, from which the count starts.
+  the `bulk_insert` that starts a table commits as a `commit`, from which the count starts;
+* `CALL run_compaction(op => 'scheduleAndExecute')` schedules only when the trigger fires
+  (`hoodie.compact.inline.max.delta.commits`, 5 by default).
 
 Each table is built once per module and Hudi version."""
 
@@ -110,10 +112,23 @@ def built(request, spark, tmp_path_factory):  # type: ignore[no-untyped-def]
         if ts == 5:
             frame, operation = rows(spark, [3, 6, 9], ts, "o"), "insert_overwrite"
         _write(spark, judge, replaced, version, frame, operation)
+    # Two upserts, then CALL run_compaction: below Hudi's trigger it schedules nothing; with
+    # max.delta.commits=1 it compacts
+    call, CALL_ACTIONS[version] = pairs["call"], []
+    for ts in (2, 3):
+        _write(spark, judge, call, version, rows(spark, [0, 1, 2], ts, "k"), "upsert")
+    for extra in ({}, {"options": "hoodie.compact.inline.max.delta.commits=1"}):
+        args = {"op": "scheduleAndExecute", **extra}
+        judge.call("run_compaction", path=call.hudi_path, **args)
+        listed = ", ".join(f"{k} => '{v}'" for k, v in {**args, "path": call.ours}.items())
+        pyhudi.sql(spark, f"CALL run_compaction({listed})").collect()
+        CALL_ACTIONS[version].append((actions(call.hudi_path), actions(call.ours)))
     return version, judge, pairs
 
 
-SCENARIOS = ("delete", "cluster", "merge", "compact", "replaced")
+SCENARIOS = ("delete", "cluster", "merge", "compact", "replaced", "call")
+#: Per version, the "call" scenario's actions (Hudi's, pyhudi's) after each CALL run_compaction.
+CALL_ACTIONS: dict[str, list[tuple[list[str], list[str]]]] = {}
 
 
 def actions(path: str) -> list[str]:
@@ -166,3 +181,10 @@ def test_batch_writes_compact_inline_when_hudi_does(built) -> None:  # type: ign
     assert actions(pairs["compact"].ours)[:1] == [first]
     assert "commit" in actions(pairs["compact"].ours)[1:]
     assert "commit" in actions(pairs["replaced"].ours)
+
+
+def test_call_run_compaction_waits_for_hudis_trigger(built) -> None:  # type: ignore[no-untyped-def]
+    version, _, _ = built
+    below, triggered = CALL_ACTIONS[version]
+    assert below[0] == below[1] and "commit" not in below[1][1:], f"v{version}: {below}"
+    assert triggered[0] == triggered[1] and triggered[1][-1] == "commit", f"v{version}: {triggered}"
