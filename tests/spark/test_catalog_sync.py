@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import logging
 
+from tests.helpers.pyspark_versions import needs_catalog_tables
+
 import pyhudi
 
 
+@needs_catalog_tables
 def test_sync_without_hive_support_registers_a_spark_only_table_and_warns(spark, tmp_path, caplog):
     df = spark.createDataFrame(
         [("a", "sf", 1), ("b", "nyc", 1)], "uuid string, city string, ts long"
@@ -32,6 +35,7 @@ def test_sync_without_hive_support_registers_a_spark_only_table_and_warns(spark,
     spark.sql("DROP TABLE fallback_db.fallback_sync")
 
 
+@needs_catalog_tables
 def test_a_stream_syncs_the_catalog_after_its_micro_batches(spark, tmp_path):
     source = tmp_path / "in"
     source.mkdir()

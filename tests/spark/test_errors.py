@@ -7,6 +7,7 @@ import os
 import pytest
 from pyspark.errors import PythonException
 from tests.helpers.builders import df_of, trips, trips_options
+from tests.helpers.pyspark_versions import raises_from_format_hudi
 
 import pyhudi
 from pyhudi.exceptions import (
@@ -85,8 +86,8 @@ def test_a_null_ordering_value_is_refused_where_hudi_combines_by_it(
     _assert_untouched(spark, table, before)
     if operation == "insert":  # the data source checks in its tasks (its upserts need BUCKET)
         writer = df_of(spark, rows).write.format("hudi").options(**options).mode("append")
-        with pytest.raises(
-            PythonException, match=r"InvalidRecordError: .*ordering field 'ts'.*'id-00101'"
+        with raises_from_format_hudi(
+            PythonException, "InvalidRecordError", r"ordering field 'ts'.*'id-00101'"
         ):
             writer.save(table)
         _assert_untouched(spark, table, before)
@@ -110,8 +111,8 @@ def test_a_null_nested_ordering_value_is_refused_by_both_writers(spark, tmp_path
     with pytest.raises(InvalidRecordError, match=r"ordering field 'meta.ts'.*'id-3'"):
         pyhudi.write(rows, path, options)
     writer = rows.write.format("hudi").options(**options).mode("append")
-    with pytest.raises(
-        PythonException, match=r"InvalidRecordError: .*ordering field 'meta.ts'.*'id-3'"
+    with raises_from_format_hudi(
+        PythonException, "InvalidRecordError", r"ordering field 'meta.ts'.*'id-3'"
     ):
         writer.save(path)
     assert _snapshot_files(path) == before

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import SparkRuntimeException
 
 from pyhudi.keygen.spark import KEY_ERROR_PREFIX, record_key_column
@@ -56,7 +57,8 @@ def test_a_simple_key_and_a_folder_value_in_sql(spark) -> None:
 
 def test_a_null_simple_key_fails_the_job_with_the_writer_message(spark) -> None:
     frame = spark.createDataFrame(ROWS, SCHEMA)
-    with pytest.raises(SparkRuntimeException, match=KEY_ERROR_PREFIX + ".*'name'"):
+    # pyspark 3.5 gives the JVM's RuntimeException as a Py4JJavaError
+    with pytest.raises((SparkRuntimeException, Py4JJavaError), match=KEY_ERROR_PREFIX + ".*'name'"):
         frame.selectExpr(record_key_sql(_spec("name"), frame.schema)).collect()
 
 

@@ -9,6 +9,7 @@ import uuid
 
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import DataFrame
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.oracle import hudi_rs_table
 from tests.helpers.trees import tree_bytes
@@ -137,7 +138,8 @@ def test_bucket_loads_count_only_when_buckets_do_not_split_evenly_over_the_tasks
         options["hoodie.bulkinsert.shuffle.parallelism"] = str(parallelism)
     assert spark.sparkContext.defaultParallelism == 2
     cfg = resolve_write_config(options, None)
-    assert counts_pack_buckets(cfg, spark) is counted
+    # without `repartitionById` (pyspark 3.5, 4.0) a load hashes its buckets: never counts
+    assert counts_pack_buckets(cfg, spark) is (counted and hasattr(DataFrame, "repartitionById"))
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from tests.helpers.builders import df_of, trips, trips_options
 from tests.helpers.crash import crashed_write
 from tests.helpers.oracle import hudi_rs_table
+from tests.helpers.pyspark_versions import raises_from_format_hudi
 
 import pyhudi
 from pyhudi.codec import avro_schemas
@@ -173,7 +174,7 @@ def test_a_failed_write_leaves_no_file_behind(spark, tmp_path, table_type, via):
     meta = sorted(os.listdir(os.path.join(path, ".hoodie")))
     if via == "hudi":
         upsert = {**options, "hoodie.datasource.write.operation": "upsert"}
-        with pytest.raises(PythonException, match=r"InvalidRecordError: .*null or empty"):
+        with raises_from_format_hudi(PythonException, "InvalidRecordError", "null or empty"):
             records.write.format("hudi").options(**upsert).mode("append").save(path)
     else:
         with pytest.raises(pyhudi.InvalidRecordError, match="null or empty"):

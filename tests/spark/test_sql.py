@@ -4,6 +4,7 @@ CALL procedures with their result columns, and everything else passed to `spark.
 from __future__ import annotations
 
 import pytest
+from tests.helpers.pyspark_versions import needs_catalog_tables
 
 import pyhudi
 from pyhudi.dml.clauses import KeyMatch
@@ -18,6 +19,7 @@ OPTIONS = {
 }
 
 
+@needs_catalog_tables
 def test_dml_and_procedures_through_pyhudi_sql(spark, tmp_path):  # type: ignore[no-untyped-def]
     path = str(tmp_path / "sqlt")
     rows = [("a", 1.0, 1, "p1"), ("b", 2.0, 1, "p2")]

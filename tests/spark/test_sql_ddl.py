@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from tests.helpers.pyspark_versions import DATA_SOURCE, needs_catalog_tables
 
 import pyhudi
+from pyhudi.exceptions import UnsupportedOperationError
 from pyhudi.table.context import TableContext
 
 
@@ -17,6 +19,7 @@ def _rows(spark, query: str) -> list[tuple]:  # type: ignore[no-untyped-def]
     return sorted(tuple(r) for r in spark.sql(query).collect())
 
 
+@needs_catalog_tables
 def test_create_table_with_columns_creates_the_hudi_table(spark, tmp_path):  # type: ignore[no-untyped-def]
     pyhudi.register(spark)
     location = str(tmp_path / "trips")
@@ -74,6 +77,7 @@ def test_create_table_with_columns_creates_the_hudi_table(spark, tmp_path):  # t
     assert TableContext.exists(location)  # an external table's files stay
 
 
+@needs_catalog_tables
 def test_managed_tables_ctas_and_drop_purge(spark, tmp_path):  # type: ignore[no-untyped-def]
     pyhudi.register(spark)
     spark.sql(f"CREATE DATABASE IF NOT EXISTS ddl_db LOCATION '{tmp_path}/db'")
@@ -116,3 +120,25 @@ def test_managed_tables_ctas_and_drop_purge(spark, tmp_path):  # type: ignore[no
         assert not os.path.exists(tmp_path / "bad")
     finally:
         spark.sql("DROP DATABASE IF EXISTS ddl_db CASCADE")
+
+
+def test_create_table_using_hudi_is_made_only_where_spark_can_read_it(spark, tmp_path):  # type: ignore[no-untyped-def]
+    """Spark reads a catalog table of the `hudi` format through the data source: pyspark 3.5 has
+    none, so there the statement is refused before anything is written."""
+    pyhudi.register(spark)
+    location = tmp_path / "where"
+    statement = (
+        "CREATE TABLE ddl_where (id string) USING hudi TBLPROPERTIES (primaryKey = 'id') "
+        f"LOCATION '{location}'"
+    )
+    if DATA_SOURCE:
+        spark.sql(statement)
+        try:
+            config = TableContext.open(str(location)).config
+            assert config.props["hoodie.table.recordkey.fields"] == "id"
+        finally:
+            spark.sql("DROP TABLE IF EXISTS ddl_where")
+        return
+    with pytest.raises(UnsupportedOperationError, match=r"USING hudi needs .*pyspark>=4"):
+        spark.sql(statement)
+    assert not location.exists() and not spark.catalog.tableExists("ddl_where")

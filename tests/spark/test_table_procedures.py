@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from tests.helpers.bootstrap import DATA_COLUMNS, SELECTOR, existing_table, source_rows
+from tests.helpers.pyspark_versions import needs_catalog_tables
 
 import pyhudi
 
@@ -32,6 +33,7 @@ def test_run_bootstrap_makes_the_hudi_table(spark, tmp_path):  # type: ignore[no
         spark.sql(call.format(extra=", base_file_format => 'ORC'"))
 
 
+@needs_catalog_tables
 def test_hive_sync_brings_the_catalog_table_up_to_date(spark, tmp_path):  # type: ignore[no-untyped-def]
     pyhudi.register(spark)
     path = str(tmp_path / "synced")

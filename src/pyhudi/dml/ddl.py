@@ -24,7 +24,6 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_schema
 from sqlglot import expressions as exp
 
 from pyhudi.client.write_client import write
@@ -37,6 +36,7 @@ from pyhudi.model.commit import CommitMetadata
 from pyhudi.model.enums import WriteOperationType
 from pyhudi.model.instant import Action
 from pyhudi.spark.catalog import binding_from_properties, binding_of
+from pyhudi.spark_compat import to_arrow_schema
 from pyhudi.storage import Storage
 from pyhudi.table.context import TableContext
 from pyhudi.table.schema import table_arrow_schema
@@ -52,13 +52,18 @@ SQL_TABLE_DEFAULTS = {
 }
 
 
-def is_hudi_create(parsed: exp.Expression) -> bool:
-    """A `CREATE TABLE ... USING hudi` with a column list or a query."""
+def creates_hudi_table(parsed: exp.Expression) -> bool:
+    """A `CREATE TABLE ... USING hudi`, in any form."""
     if not isinstance(parsed, exp.Create) or str(parsed.args.get("kind", "")).upper() != "TABLE":
         return False
     properties = parsed.args.get("properties")
     formats = properties.find_all(exp.FileFormatProperty) if properties is not None else ()
-    if not any(f.name.lower() in HUDI_PROVIDERS for f in formats):
+    return any(f.name.lower() in HUDI_PROVIDERS for f in formats)
+
+
+def is_hudi_create(parsed: exp.Expression) -> bool:
+    """A `CREATE TABLE ... USING hudi` with a column list or a query."""
+    if not creates_hudi_table(parsed):
         return False
     return isinstance(parsed.this, exp.Schema) or parsed.args.get("expression") is not None
 
@@ -133,7 +138,7 @@ def alter_table(
     if current is None:
         raise ConfigError(f"ALTER TABLE: the table at {path} has no schema yet")
     ddl = ", ".join(c.sql(dialect="spark") for c in added)
-    new = to_arrow_schema(spark.createDataFrame([], ddl).schema, timezone="UTC")
+    new = to_arrow_schema(spark.createDataFrame([], ddl).schema)
     taken = [f.name for f in new if f.name.lower() in {n.lower() for n in current.names}]
     if taken:
         raise ConfigError(f"ALTER TABLE ... ADD COLUMNS: the table has {', '.join(taken)} already")
@@ -261,7 +266,7 @@ def _create_empty(
     if not columns:
         raise ConfigError("CREATE TABLE ... USING hudi needs a column list, or AS SELECT")
     ddl = ", ".join(c.sql(dialect="spark") for c in columns)
-    schema = to_arrow_schema(spark.createDataFrame([], ddl).schema, timezone="UTC")
+    schema = to_arrow_schema(spark.createDataFrame([], ddl).schema)
     missing = [p for p in partitioned if p not in schema.names]
     if missing:
         raise ConfigError(f"PARTITIONED BY names no column: {', '.join(missing)}")

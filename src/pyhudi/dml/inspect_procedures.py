@@ -18,7 +18,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.codec.file_names import parse_base_file, parse_log_file
-from pyhudi.dml.procedure_args import Args, flag, limit, table_context
+from pyhudi.dml.procedure_args import Args, flag, limit, result_frame, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.model.file import FileSlice, LogFile
 from pyhudi.model.instant import Action
@@ -26,7 +26,7 @@ from pyhudi.table.context import TableContext
 
 
 def _rows(spark: SparkSession, schema: str, rows: Sequence[Any], count: int) -> DataFrame:
-    return spark.createDataFrame(list(rows)[:count], schema)
+    return result_frame(spark, schema, list(rows)[:count])
 
 
 def _qualified(ctx: TableContext, relative: str) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from pyhudi.dml.names import procedure_table_path
 from pyhudi.table.context import TableContext
@@ -34,3 +34,18 @@ def limit(args: Args, default: int = 10) -> int:
 def table_context(spark: SparkSession, args: Args) -> TableContext:
     """The table a procedure names (`table => 'db.t'` or `path => '/data/t'`)."""
     return TableContext.open(procedure_table_path(spark, args.get("table"), args.get("path")))
+
+
+def result_frame(spark: SparkSession, schema: str, rows: Iterable[Any]) -> DataFrame:
+    """A procedure's result rows as a DataFrame of `schema`, each value of a `str` or `int`
+    subclass (an instant time, an enum) given as the plain type: pyspark 3.5's JVM cannot unpickle
+    subclasses."""
+    return spark.createDataFrame([tuple(_plain(v) for v in row) for row in rows], schema)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str) and type(value) is not str:
+        return str(value)
+    if isinstance(value, int) and type(value) not in (int, bool):
+        return int(value)
+    return value

@@ -21,7 +21,7 @@ from pyhudi.config import sql as sqlkeys
 from pyhudi.config.options import ConfigOption
 from pyhudi.dml import inspect_procedures as inspect
 from pyhudi.dml import table_procedures as tables
-from pyhudi.dml.procedure_args import Args, limit, table_context
+from pyhudi.dml.procedure_args import Args, limit, result_frame, table_context
 from pyhudi.exceptions import ConfigError, InstantNotFoundError, UnsupportedOperationError
 from pyhudi.fs_view.pending import read_requested_plan
 from pyhudi.model.instant import Instant
@@ -351,7 +351,7 @@ def session_settings(spark: SparkSession) -> dict[str, str]:
 
 
 def _rows(spark: SparkSession, schema: str, rows: Sequence[Any]) -> DataFrame:
-    return spark.createDataFrame([r for r in rows if r is not None], schema)
+    return result_frame(spark, schema, (r for r in rows if r is not None))
 
 
 #: Procedure name -> procedure (Hudi's names and parameters).

@@ -24,7 +24,7 @@ from sqlglot import expressions as exp
 from pyhudi.codec.schema import META_FIELDS
 from pyhudi.config import read as read_keys
 from pyhudi.dml import statements
-from pyhudi.dml.ddl import alter_table, create_table, drop_table, is_hudi_create
+from pyhudi.dml.ddl import alter_table, create_table, creates_hudi_table, drop_table, is_hudi_create
 from pyhudi.dml.merge import MergeBuilder, MergeResult
 from pyhudi.dml.names import PATH_DATABASE, hudi_table_path
 from pyhudi.dml.procedures import call_procedure, session_settings
@@ -32,6 +32,7 @@ from pyhudi.dml.target import STATEMENT_KEYS
 from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.reader.dataframe import read as read_frame
 from pyhudi.spark.datasource import register
+from pyhudi.spark_compat import has_python_data_sources, needs_pyspark_4
 from pyhudi.table.context import TableContext
 
 #: The schema of what MERGE, UPDATE and DELETE return (the counts Delta Lake's SQL returns, and
@@ -72,6 +73,14 @@ def _run(spark: SparkSession, statement: str) -> DataFrame:
         return spark.sql(statement)  # Spark's own statements sqlglot does not know
     if isinstance(parsed, exp.Command) and str(parsed.this).upper() == "CALL":
         return _call(spark, statement, parsed)
+    if (
+        isinstance(parsed, exp.Create)
+        and creates_hudi_table(parsed)
+        and not has_python_data_sources()
+    ):
+        # A catalog table of the `hudi` format is read by Spark through the data source; refused
+        # before anything is written.
+        raise UnsupportedOperationError(needs_pyspark_4("CREATE TABLE ... USING hudi"))
     if isinstance(parsed, exp.Create) and is_hudi_create(parsed):
         register(spark)
         return create_table(spark, statement, parsed)

@@ -87,6 +87,9 @@ def timestamp_partition_value(
     column: Column, data_type: T.DataType, options: TimestampOptions
 ) -> Column:
     micros = epoch_micros(column, data_type, options)
-    utc_wall = F.timestamp_add("MICROSECOND", micros, F.expr(_EPOCH_NTZ))
+    # The epoch plus an interval of `micros` (exact: decimal seconds with six digits), where
+    # pyspark 4 has `timestamp_add` and 3.5 has not.
+    seconds = (micros.cast(T.DecimalType(20, 0)) / 1_000_000).cast(T.DecimalType(18, 6))
+    utc_wall = F.expr(_EPOCH_NTZ) + F.make_dt_interval(secs=seconds)
     local_wall = F.convert_timezone(F.lit("UTC"), F.lit(options.output_timezone), utc_wall)
     return F.date_format(local_wall, java_to_spark_pattern(options.output_format))

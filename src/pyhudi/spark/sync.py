@@ -31,11 +31,12 @@ from pyspark.sql.types import StructType
 
 from pyhudi.config import read as rkeys
 from pyhudi.config import sync as skeys
-from pyhudi.exceptions import ConfigError
+from pyhudi.exceptions import ConfigError, UnsupportedOperationError
 from pyhudi.reader.dataframe import spark_schema
 from pyhudi.reader.planner import plan_read
 from pyhudi.spark.hive_metastore import HiveMetastore, MetastoreTable, connect
 from pyhudi.spark.hive_table import SyncedTable, hive_table
+from pyhudi.spark_compat import has_python_data_sources, needs_pyspark_4
 from pyhudi.table.context import TableContext
 from pyhudi.table.glue_sync import GlueCatalog, GlueSettings, sync_glue_table
 from pyhudi.table.meta_sync import (
@@ -165,6 +166,12 @@ def _sync_session_catalog(
     spark: SparkSession, ctx: TableContext, options: Mapping[str, str]
 ) -> list[str]:
     metastore, reason = connect(spark)
+    if metastore is None and not has_python_data_sources():
+        raise UnsupportedOperationError(
+            f"catalog sync of {ctx.uri}: {reason}, and registering a Spark-only table USING hudi "
+            + needs_pyspark_4("instead")
+            + "; the commit stands, the catalog was not changed"
+        )
     if metastore is None:
         log.warning(
             "catalog sync of %s: %s; registering Spark data source tables USING hudi, a "
