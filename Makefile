@@ -7,7 +7,7 @@ export PYSPARK_PYTHON   := $(abspath $(BIN)/python)
 export SPARK_LOCAL_IP   := 127.0.0.1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install demo demo-cluster test test-fast lint format bench clean check-java
+.PHONY: help install demo demo-cluster test test-fast test-pyspark35 lint format bench clean check-java
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,6 +37,13 @@ demo-cluster: check-java install ## the demo on a local standalone cluster (mast
 
 test: check-java install ## run the whole test suite (unit, property, Spark, interop) in TEST_WORKERS workers
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+
+#: What the pyspark 3.5 tier runs: the Spark tests, hudi-rs and Apache Hudi reading what pyhudi wrote.
+PYSPARK35_TESTS ?= tests/spark tests/interop tests/judge/test_hudi_reads_pyhudi_tables.py tests/judge/test_hudi_1x_writes.py
+
+test-pyspark35: check-java ## the Spark tests on pyspark 3.5 (its venv built once, outside the repository)
+	@py35=$$(scripts/pyspark35-env) && \
+	PYSPARK_PYTHON=$$py35 PYSPARK_DRIVER_PYTHON=$$py35 $$py35 -m pytest -q -n $(TEST_WORKERS) --dist loadscope $(PYSPARK35_TESTS)
 
 test-fast: install ## run only the tests that need no Spark
 	$(BIN)/python -m pytest -q -m "not spark"

@@ -21,6 +21,7 @@ SUITES = [
     "bench.peer",
     "bench.merge",
     "bench.table_versions",
+    "bench.pyspark_versions",
     "bench.cdc",
     "bench.metadata",
     "bench.s3",

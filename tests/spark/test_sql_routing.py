@@ -6,11 +6,10 @@ is Spark's own."""
 from __future__ import annotations
 
 import pytest
-from tests.helpers.pyspark_versions import DATA_SOURCE
+from tests.helpers.pyspark_versions import DATA_SOURCE, needs_catalog_tables
 
 import pyhudi
 from pyhudi.spark.routing import hands_to_pyhudi
-from pyhudi.spark_compat import has_python_data_sources
 
 OPTIONS = {
     "hoodie.table.name": "routed",
@@ -94,9 +93,7 @@ def test_statements_handed_to_pyhudi(statement: str, handed: bool) -> None:
     assert hands_to_pyhudi(statement) is handed
 
 
-@pytest.mark.skipif(
-    not has_python_data_sources(), reason="CREATE TABLE ... USING hudi needs the data source (4.0+)"
-)
+@needs_catalog_tables
 @pytest.mark.parametrize("hive_style", [False, True])
 def test_show_partitions_lists_a_hudi_tables_partition_paths(spark, tmp_path, hive_style):  # type: ignore[no-untyped-def]
     pyhudi.register(spark)
