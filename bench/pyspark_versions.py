@@ -23,7 +23,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 from pyspark.sql import SparkSession
 
@@ -36,6 +35,7 @@ from bench.common import (
     materialize,
     path,
     source_data,
+    timed,
     upsert_batch,
 )
 
@@ -91,12 +91,6 @@ def _child(python: str, source: str, batch: str, version: str) -> dict[str, floa
 
 
 # ---- child side ---------------------------------------------------------------------------------
-def _timed(action) -> float:  # type: ignore[no-untyped-def]
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
-
-
 def main(argv: list[str]) -> int:
     import pyhudi
     from pyhudi.spark.session import local_session
@@ -112,18 +106,18 @@ def main(argv: list[str]) -> int:
     write(source.limit(1000), "warm", "bulk_insert")  # untimed: the JVM's and workers' first use
     write(source.limit(100), "warm", "upsert")
     times = {
-        "bulk_insert": _timed(lambda: write(source, "cow", "bulk_insert")),
-        "upsert_cow": _timed(lambda: write(batch, "cow", "upsert")),
+        "bulk_insert": timed(lambda: write(source, "cow", "bulk_insert")),
+        "upsert_cow": timed(lambda: write(batch, "cow", "upsert")),
     }
     write(source, "mor", "bulk_insert", **MOR)
-    times["upsert_mor"] = _timed(lambda: write(batch, "mor", "upsert", **MOR))
+    times["upsert_mor"] = timed(lambda: write(batch, "mor", "upsert", **MOR))
     mor = os.path.join(work, "mor")
 
     def snapshot() -> None:
         frame = pyhudi.read(spark, mor)
         frame.selectExpr(*(f"count(`{c}`)" for c in frame.columns)).collect()
 
-    times["snapshot_mor"] = _timed(snapshot)
+    times["snapshot_mor"] = timed(snapshot)
     spark.stop()
     print(json.dumps(times))
     return 0

@@ -105,9 +105,8 @@ def test_format_hudi_and_sql_leave_a_missing_column_to_sparks_analyzer(spark, ta
             spark.sql("DROP TABLE IF EXISTS errors_trips")
         raised_by.append(through_sql)
     for raised in raised_by:
-        condition = getattr(
-            raised.value, "getCondition", raised.value.getErrorClass
-        )  # 3.5: no getCondition
+        # pyspark 3.5 has no getCondition (4.x deprecates getErrorClass)
+        condition = getattr(raised.value, "getCondition", raised.value.getErrorClass)
         assert condition() == "UNRESOLVED_COLUMN.WITH_SUGGESTION"
 
 
